@@ -1,0 +1,98 @@
+"""The Kafka jars of the local backend, resolved once with Maven and cached.
+
+``eoslab/_java/kafka/pom.xml`` names what runs (broker, tools, ONE log4j2 binding);
+``mvn dependency:build-classpath`` turns it into a classpath of jars in the
+Maven cache (~/.m2, kept between runs), and we cache that classpath in
+``~/.cache/eoslab``. ``$KAFKA_HOME/libs`` is used instead when set. The Spark
+Kafka connector has its own pom and its own classpath: its kafka-clients is
+Spark's choice, not the broker's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from eoslab._paths import cache_dir, pom_dir
+from eoslab.errors import SetupError
+from eoslab.topology import KAFKA_VERSION
+
+
+def kafka_home_libs() -> Path | None:
+    home = os.environ.get("KAFKA_HOME")
+    if not home:
+        return None
+    libs = Path(home).expanduser() / "libs"
+    if not any(libs.glob("kafka_2.13-*.jar")):
+        raise SetupError(f"KAFKA_HOME={home} has no libs/kafka_2.13-*.jar: unset KAFKA_HOME or point it at a Kafka 4 install.")
+    return libs
+
+
+def _read_cached(path: Path) -> list[str] | None:
+    if not path.is_file():
+        return None
+    entries = [e for e in path.read_text().strip().split(os.pathsep) if e]
+    if entries and all(Path(e).is_file() for e in entries):
+        return entries
+    return None
+
+
+def resolve(pom: str, version_props: dict[str, str], cache_name: str, *, quiet: bool = True) -> list[str]:
+    """Resolve one of our poms into a list of jar paths (cached)."""
+    cached = cache_dir() / cache_name
+    if entries := _read_cached(cached):
+        return entries
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise SetupError(
+            "Maven (`mvn`) is needed once to fetch the Kafka jars: install it "
+            "(`conda env create -f environment.yml`, or your OS's maven package), "
+            "or set KAFKA_HOME to an Apache Kafka 4 install, or use EOSLAB_BACKEND=docker."
+        )
+    tmp = cached.with_suffix(".tmp")
+    cmd = [mvn, "-B", "-f", str(pom_dir(pom) / "pom.xml"), "dependency:build-classpath",
+           f"-Dmdep.outputFile={tmp}"]
+    cmd += [f"-D{k}={v}" for k, v in version_props.items()]
+    if quiet:
+        cmd.insert(1, "-q")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise SetupError(
+            f"Maven could not resolve eoslab/_java/{pom}/pom.xml (is Maven Central reachable?):\n{tail}"
+        )
+    tmp.replace(cached)
+    entries = _read_cached(cached)
+    if not entries:
+        raise SetupError(f"Maven wrote an empty classpath for eoslab/_java/{pom}/pom.xml: delete {cached} and retry.")
+    return entries
+
+
+def kafka_jars() -> list[str]:
+    """Every jar the brokers, controllers and Kafka CLI tools need."""
+    if libs := kafka_home_libs():
+        return sorted(str(p) for p in libs.glob("*.jar"))
+    return resolve("kafka", {"kafka.version": KAFKA_VERSION}, f"kafka-{KAFKA_VERSION}.classpath")
+
+
+def kafka_classpath() -> str:
+    return os.pathsep.join(kafka_jars())
+
+
+def kafka_clients_jar() -> Path:
+    """The kafka-clients jar: its ``common/message/*.json`` drive the protocol codec."""
+    for jar in kafka_jars():
+        name = Path(jar).name
+        if name.startswith("kafka-clients-") and name.endswith(".jar"):
+            return Path(jar)
+    raise SetupError("No kafka-clients jar among the Kafka jars: run `make setup` again.")
+
+
+def check_single_log4j_binding(jars: list[str]) -> None:
+    """Two slf4j bindings make every JVM print a warning and pick one at random."""
+    bindings = [j for j in jars if any(b in Path(j).name for b in (
+        "slf4j-reload4j", "slf4j-log4j12", "log4j-slf4j-impl", "log4j-slf4j2-impl", "logback-classic", "slf4j-simple"))]
+    if len(bindings) != 1:
+        raise SetupError(f"Expected exactly one slf4j binding among the Kafka jars, found {bindings}: fix eoslab/_java/kafka/pom.xml.")

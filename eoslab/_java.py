@@ -1,0 +1,47 @@
+"""Finding a Java 17+ runtime and running Kafka's tools on it."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from eoslab.errors import SetupError
+
+MIN_JAVA = 17
+
+
+@functools.lru_cache(maxsize=1)
+def java_executable() -> str:
+    """The ``java`` to run Kafka with: ``$JAVA_HOME/bin/java``, else the one on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    candidates = [str(Path(home) / "bin" / "java")] if home else []
+    if found := shutil.which("java"):
+        candidates.append(found)
+    for java in candidates:
+        if os.access(java, os.X_OK):
+            major = java_major(java)
+            if major >= MIN_JAVA:
+                return java
+            raise SetupError(
+                f"Kafka 4 needs Java {MIN_JAVA} or newer, but {java} is Java {major}: "
+                "install a JDK 17+ (e.g. `conda env create -f environment.yml` or your OS's openjdk-17) "
+                "and point JAVA_HOME at it."
+            )
+    raise SetupError(
+        f"No Java found: install a JDK {MIN_JAVA}+ (e.g. `conda env create -f environment.yml` "
+        "or your OS's openjdk-17), or use the docker backend with EOSLAB_BACKEND=docker."
+    )
+
+
+def java_major(java: str) -> int:
+    out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    text = out.stderr + out.stdout
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', text)
+    if not m:
+        raise SetupError(f"Could not read the Java version from `{java} -version`: reinstall the JDK.")
+    major = int(m.group(1))
+    return int(m.group(2) or 0) if major == 1 else major

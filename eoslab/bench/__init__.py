@@ -1,0 +1,1 @@
+"""Benchmarks: commands that print figures, each beside its peer or target from the same run."""

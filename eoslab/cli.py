@@ -1,0 +1,190 @@
+"""``eoslab``: the command line. One function per subcommand, each returns an exit code.
+
+Nothing imports this module; it only translates arguments into calls on
+:class:`eoslab.Cluster` and errors into one sentence on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from eoslab.cluster import Cluster
+from eoslab.errors import EoslabError
+
+
+def _cluster(args: argparse.Namespace) -> Cluster:
+    return Cluster(args.backend)
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    cluster = _cluster(args)
+    already = cluster.is_up()
+    if not already:
+        print(f"Starting 3 controllers + 3 brokers ({cluster.backend.name} backend) ...", flush=True)
+    cluster.up(timeout=args.timeout)
+    print("The cluster is " + ("already up." if already else "up."))
+    _print_status(cluster)
+    return 0
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    cluster = _cluster(args)
+    cluster.down()
+    print("The cluster is down (data kept; `eoslab reset` deletes it).")
+    return 0
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    cluster = _cluster(args)
+    cluster.reset()
+    print("The cluster is down and its data deleted: the next `eoslab up` starts a fresh cluster.")
+    return 0
+
+
+def _print_status(cluster: Cluster) -> None:
+    rows = cluster.status()
+    leader = None
+    if any(r.state == "running" for r in rows):
+        try:
+            leader = cluster.quorum(timeout=2.0).leader_id
+        except EoslabError:
+            leader = None
+    print(f"{'node':<14}{'role':<27}{'id':>4}  {'state':<9}{'pid':>8}  {'rss MB':>7}  ports")
+    for r in rows:
+        role = r.role + (" (quorum leader)" if r.node_id == leader else "")
+        rss = f"{r.rss_mb:.0f}" if r.rss_mb else "-"
+        ports = ",".join(map(str, r.ports))
+        print(f"{r.name:<14}{role:<27}{r.node_id:>4}  {r.state:<9}{r.pid or '-':>8}  {rss:>7}  {ports}")
+    if all(r.state == "running" for r in rows):
+        print(f"bootstrap servers: {cluster.bootstrap_servers()}  (through the fault proxy: "
+              f"{cluster.bootstrap_servers(proxied=True)})")
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    cluster = _cluster(args)
+    cluster.require_running()
+    _print_status(cluster)
+    return 0
+
+
+def _node_cmd(op: str, done: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        cluster = _cluster(args)
+        getattr(cluster, op)(args.node)
+        print(f"{args.node} {done}.")
+        return 0
+
+    run.__name__ = f"cmd_{op}"
+    return run
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    cluster = _cluster(args)
+    cluster.node(args.node)  # unknown names fail with the list of names
+    print(cluster.logs(args.node, args.lines))
+    return 0
+
+
+def cmd_heal(args: argparse.Namespace) -> int:
+    cluster = _cluster(args)
+    cluster.heal()
+    print("Healed: every node runs, every ISR is complete, leaders are back where the course expects them.")
+    return 0
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from eoslab._compose import render_compose
+
+    text = render_compose()
+    if args.check:
+        with open(args.output) as fh:
+            if fh.read() != text:
+                print(f"{args.output} differs from the topology: run `eoslab render`.", file=sys.stderr)
+                return 1
+        return 0
+    with open(args.output, "w") as fh:
+        fh.write(text)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    """Check Java and resolve the Kafka jars now, so `up` does not do it the first time."""
+    from eoslab import _jars, _java
+
+    if (args.backend or "local") == "local":
+        java = _java.java_executable()
+        jars = _jars.kafka_jars()
+        _jars.check_single_log4j_binding(jars)
+        print(f"Java: {java}; Kafka jars: {len(jars)} resolved.")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.what == "cluster":
+        from eoslab.bench.cluster import bench_cluster
+
+        bench_cluster(_cluster(args), fresh=args.fresh)
+        return 0
+    print(f"unknown benchmark {args.what!r}: try `eoslab bench cluster`", file=sys.stderr)
+    return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="eoslab", description="The eoslab Kafka cluster and course kit.")
+    p.add_argument("--backend", choices=["local", "docker"], default=None,
+                   help="default: $EOSLAB_BACKEND or local")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("up", help="start the cluster (a no-op when it runs) and wait until it is ready")
+    s.add_argument("--timeout", type=float, default=90.0)
+    s.set_defaults(func=cmd_up)
+    sub.add_parser("down", help="stop every node (data kept)").set_defaults(func=cmd_down)
+    sub.add_parser("reset", help="stop every node and delete all data").set_defaults(func=cmd_reset)
+    sub.add_parser("status", help="nodes, pids, states").set_defaults(func=cmd_status)
+    for op, done, helptext in (
+        ("kill", "killed (SIGKILL)", "crash a node: SIGKILL"),
+        ("stop", "stopped (SIGTERM)", "stop a node cleanly: SIGTERM"),
+        ("start", "started", "start a stopped node"),
+        ("pause", "paused (SIGSTOP)", "freeze a node: SIGSTOP"),
+        ("resume", "resumed (SIGCONT)", "unfreeze a node: SIGCONT"),
+    ):
+        s = sub.add_parser(op, help=helptext)
+        s.add_argument("node", help="controller-1..3 or broker-1..3")
+        s.set_defaults(func=_node_cmd(op, done))
+    s = sub.add_parser("logs", help="the last lines of a node's log")
+    s.add_argument("node")
+    s.add_argument("-n", "--lines", type=int, default=50)
+    s.set_defaults(func=cmd_logs)
+    s = sub.add_parser("heal", help="undo every fault and restore the course's leaders")
+    s.set_defaults(func=cmd_heal)
+    s = sub.add_parser("render", help="write docker-compose.yml from the topology")
+    s.add_argument("-o", "--output", default="docker-compose.yml")
+    s.add_argument("--check", action="store_true", help="fail if the file differs from the rendering")
+    s.set_defaults(func=cmd_render)
+    sub.add_parser("setup", help="check Java 17+ and resolve the Kafka jars").set_defaults(func=cmd_setup)
+    s = sub.add_parser("bench", help="benchmarks that print figures")
+    s.add_argument("what", choices=["cluster"])
+    s.add_argument("--fresh", action="store_true", help="also time a start from empty storage (deletes data)")
+    s.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except EoslabError as exc:
+        print(f"eoslab: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # `eoslab status | head`
+        return 0
+    except KeyboardInterrupt:
+        print("eoslab: interrupted.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""What Kafka itself says about the cluster, asked in-process (no CLI JVM).
+
+The confluent-kafka AdminClient answers brokers, topics, leaders and ISR;
+the two questions it cannot ask (DescribeQuorum, api key 55, and a
+FindCoordinator that does not allocate a producer id) go out as raw requests
+through :mod:`eoslab.protocol`, which encodes them from Kafka's own schemas.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from eoslab.topology import Node, Topology
+
+log = logging.getLogger(__name__)
+
+# librdkafka logs every refused connection at ERROR through its own logger; while
+# nodes are coming up or are killed on purpose that is noise, not news.
+_QUIET = logging.getLogger("eoslab.librdkafka")
+_QUIET.setLevel(logging.CRITICAL)
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """Leader and ISR of one partition, as the metadata says now."""
+
+    topic: str
+    partition: int
+    leader: int  # -1 when there is none
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+    @property
+    def preferred_leader(self) -> int:
+        return self.replicas[0] if self.replicas else -1
+
+
+@dataclass(frozen=True)
+class QuorumState:
+    """The KRaft quorum of ``__cluster_metadata``, from DescribeQuorum."""
+
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+    voters: tuple[int, ...]
+    observers: tuple[int, ...]
+
+
+def admin_client(bootstrap: str, timeout_ms: int = 5000) -> AdminClient:
+    return AdminClient(
+        {
+            "bootstrap.servers": bootstrap,
+            "socket.timeout.ms": timeout_ms,
+            "client.id": "eoslab-admin",
+            "logger": _QUIET,
+        }
+    )
+
+
+class Admin:
+    """A thin, typed layer over the AdminClient for the questions the kit asks."""
+
+    def __init__(self, topology: Topology, bootstrap: str) -> None:
+        self.topology = topology
+        self.bootstrap = bootstrap
+        self.client = admin_client(bootstrap)
+
+    def brokers(self, timeout: float = 5.0) -> list[int]:
+        """Ids of the registered, unfenced brokers (fenced ones are not in the answer)."""
+        desc = self.client.describe_cluster(request_timeout=timeout).result(timeout=timeout + 1)
+        return sorted(n.id for n in desc.nodes)
+
+    def controller_id(self, timeout: float = 5.0) -> int:
+        """What brokers report as "controller": in KRaft, a random broker (KIP-590), not the quorum leader."""
+        desc = self.client.describe_cluster(request_timeout=timeout).result(timeout=timeout + 1)
+        return desc.controller.id if desc.controller else -1
+
+    def partitions(self, topic: str | None = None, timeout: float = 5.0) -> list[PartitionState]:
+        """Leader, replicas and ISR of every partition (of one topic, or all)."""
+        md = self.client.list_topics(topic=topic, timeout=timeout)
+        out = []
+        for name, tmd in sorted(md.topics.items()):
+            if tmd.error is not None:
+                if topic is not None:
+                    raise KafkaException(tmd.error)
+                continue
+            for pid, pmd in sorted(tmd.partitions.items()):
+                out.append(PartitionState(name, pid, pmd.leader, tuple(pmd.replicas), tuple(pmd.isrs)))
+        return out
+
+    def topics(self, timeout: float = 5.0) -> list[str]:
+        return sorted(self.client.list_topics(timeout=timeout).topics)
+
+    def create_topic(
+        self,
+        name: str,
+        *,
+        partitions: int | None = None,
+        replica_assignment: list[list[int]] | None = None,
+        config: dict[str, str] | None = None,
+        timeout: float = 15.0,
+    ) -> None:
+        if replica_assignment is not None:
+            new = NewTopic(name, num_partitions=len(replica_assignment), replica_assignment=replica_assignment,
+                           config=config or {})
+        else:
+            new = NewTopic(name, num_partitions=partitions or 1, config=config or {})
+        self.client.create_topics([new], request_timeout=timeout)[name].result(timeout=timeout + 1)
+
+    def delete_topic(self, name: str, timeout: float = 15.0) -> None:
+        self.client.delete_topics([name], request_timeout=timeout)[name].result(timeout=timeout + 1)
+
+    def topic_config(self, name: str, timeout: float = 5.0) -> dict[str, str]:
+        from confluent_kafka.admin import ConfigResource, ResourceType
+
+        res = ConfigResource(ResourceType.TOPIC, name)
+        entries = self.client.describe_configs([res], request_timeout=timeout)[res].result(timeout=timeout + 1)
+        return {k: v.value for k, v in entries.items()}
+
+    def elect_preferred_leaders(self, timeout: float = 15.0) -> None:
+        """Move every leader back to its preferred replica (auto rebalance is off on purpose)."""
+        from confluent_kafka import ElectionType
+
+        fut = self.client.elect_leaders(ElectionType.PREFERRED, None, request_timeout=timeout)
+        results = fut.result(timeout=timeout + 1)
+        for tp, err in results.items():
+            # ELECTION_NOT_NEEDED: already led by the preferred replica.
+            if err is not None and "ELECTION_NOT_NEEDED" not in str(err):
+                log.info("preferred election for %s-%s: %s", tp.topic, tp.partition, err)
+
+
+def describe_quorum(controller: Node, timeout: float = 5.0) -> QuorumState:
+    """DescribeQuorum (api key 55) asked of one controller directly (KIP-919 lets it answer)."""
+    from eoslab.protocol import KafkaConnection
+
+    with KafkaConnection("127.0.0.1", controller.controller_port, client_id="eoslab-admin",
+                         timeout=timeout) as conn:
+        resp = conn.request(
+            "DescribeQuorum", 0,
+            {"Topics": [{"TopicName": "__cluster_metadata", "Partitions": [{"PartitionIndex": 0}]}]},
+        )
+    part = resp["Topics"][0]["Partitions"][0]
+    err = resp.get("ErrorCode", 0) or part.get("ErrorCode", 0)
+    if err:
+        raise RuntimeError(f"DescribeQuorum answered error {err}")
+    return QuorumState(
+        leader_id=part["LeaderId"],
+        leader_epoch=part["LeaderEpoch"],
+        high_watermark=part["HighWatermark"],
+        voters=tuple(sorted(v["ReplicaId"] for v in part["CurrentVoters"])),
+        observers=tuple(sorted(o["ReplicaId"] for o in part["Observers"])),
+    )
+
+
+def find_coordinators(broker: Node, key_type: int, keys: list[str], timeout: float = 5.0) -> dict[str, tuple[int, int]]:
+    """FindCoordinator v4 (KIP-699, batched): key -> (error code, coordinator node id).
+
+    ``key_type`` 0 = group, 1 = transaction. The first such request for a key
+    type makes the broker create ``__consumer_offsets`` / ``__transaction_state``;
+    unlike ``init_transactions()`` it does not allocate a producer id.
+    """
+    from eoslab.protocol import KafkaConnection
+
+    with KafkaConnection("127.0.0.1", broker.client_port, client_id="eoslab-admin", timeout=timeout) as conn:
+        resp = conn.request("FindCoordinator", 4, {"KeyType": key_type, "CoordinatorKeys": keys})
+    return {c["Key"]: (c["ErrorCode"], c["NodeId"]) for c in resp["Coordinators"]}

@@ -1,0 +1,293 @@
+"""The one cluster interface that notebooks, tests and the CLI use.
+
+``Cluster`` wraps a backend (processes or containers) and asks Kafka itself
+whether it is ready. It never knows which backend runs: a notebook asks it for
+bootstrap servers, leaders, a broker to kill or a log to read.
+
+    >>> cluster = eoslab.connect()        # the running cluster, or start one
+    >>> cluster.leader("demo", 0)
+    1
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+
+from eoslab._wait import wait_until
+from eoslab.cluster._admin import Admin, PartitionState, QuorumState, describe_quorum, find_coordinators
+from eoslab.cluster._backend import Backend, NodeStatus
+from eoslab.errors import ClusterNotRunning, ClusterStartError, EoslabError
+from eoslab.topology import TOPOLOGY, Node, Topology
+
+READY_TIMEOUT = 90.0
+"""Cold start is ~10-20 s on 2 cores; 90 s leaves room for a first JIT-cold start on a busy laptop."""
+
+
+def make_backend(name: str | None = None, topology: Topology = TOPOLOGY) -> Backend:
+    """``local`` (default) or ``docker``; ``$EOSLAB_BACKEND`` chooses when ``name`` is None."""
+    name = (name or os.environ.get("EOSLAB_BACKEND") or "local").lower()
+    if name == "local":
+        from eoslab.cluster._local import LocalBackend
+
+        return LocalBackend(topology)
+    if name == "docker":
+        from eoslab.cluster._docker import DockerBackend
+
+        return DockerBackend(topology)
+    raise EoslabError(f"Unknown backend {name!r}: use EOSLAB_BACKEND=local or EOSLAB_BACKEND=docker.")
+
+
+class Cluster:
+    """3 KRaft controllers + 3 brokers, on whichever backend."""
+
+    def __init__(self, backend: Backend | str | None = None) -> None:
+        self.backend: Backend = backend if not isinstance(backend, (str, type(None))) else make_backend(backend)
+        self.topology = self.backend.topology
+        self._admin: Admin | None = None
+
+    # -- context manager: a failed start tears down what it started ----------
+    def __enter__(self) -> Cluster:
+        self.up()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.down()
+
+    # -- addresses ------------------------------------------------------------
+    def bootstrap_servers(self, proxied: bool = False) -> str:
+        """Direct client listeners, or (``proxied=True``) the fault proxy's front ports."""
+        return self.topology.bootstrap_servers(proxied=proxied)
+
+    @property
+    def admin(self) -> Admin:
+        if self._admin is None:
+            self._admin = Admin(self.topology, self.bootstrap_servers())
+        return self._admin
+
+    def node(self, name: str) -> Node:
+        return self.topology.node(name)
+
+    # -- lifecycle ------------------------------------------------------------
+    def status(self) -> list[NodeStatus]:
+        return self.backend.status()
+
+    def running(self) -> list[str]:
+        return [s.name for s in self.status() if s.state != "stopped"]
+
+    def is_up(self) -> bool:
+        return all(s.state == "running" for s in self.status())
+
+    def require_running(self) -> None:
+        if not self.running():
+            raise ClusterNotRunning("The cluster is not running: start it with `eoslab up` (or `make lab`).")
+
+    def up(self, timeout: float = READY_TIMEOUT) -> Cluster:
+        """Start what is not running, wait until Kafka is ready, create the seed topic.
+
+        A no-op on a running, ready cluster. If the start fails, the nodes this
+        call started are stopped again before the error is raised.
+        """
+        before = set(self.running())
+        try:
+            self.backend.up()
+            self.wait_ready(timeout)
+            from eoslab.cluster._seed import ensure_seed
+
+            ensure_seed(self)
+        except BaseException:
+            started = [n for n in self.topology.nodes if n.name not in before]
+            for node in reversed(started):
+                try:
+                    self.backend.kill(node)
+                except Exception:  # noqa: BLE001 - best effort, the original error matters
+                    pass
+            raise
+        return self
+
+    def down(self, timeout: float = 20.0) -> None:
+        self.backend.down(timeout)
+
+    def reset(self) -> None:
+        """Stop everything and delete all data: the next ``up`` formats a new cluster."""
+        self.backend.reset()
+
+    def _op_node(self, name: str | Node) -> Node:
+        node = name if isinstance(name, Node) else self.topology.node(name)
+        self.require_running()
+        return node
+
+    def kill(self, name: str | Node) -> Node:
+        """SIGKILL a node: a crash, no controlled shutdown."""
+        node = self._op_node(name)
+        self.backend.kill(node)
+        return node
+
+    def stop(self, name: str | Node) -> Node:
+        """SIGTERM a node: a clean shutdown (a broker hands over its leaderships first)."""
+        node = self._op_node(name)
+        self.backend.stop(node)
+        return node
+
+    def start(self, name: str | Node, wait: bool = True, timeout: float = 60.0) -> Node:
+        node = name if isinstance(name, Node) else self.topology.node(name)
+        self.backend.start(node)
+        if wait and node.is_broker:
+            self.wait_broker_registered(node.node_id, timeout)
+        return node
+
+    def pause(self, name: str | Node) -> Node:
+        """SIGSTOP a node: alive but silent, like a long GC pause."""
+        node = self._op_node(name)
+        self.backend.pause(node)
+        return node
+
+    def resume(self, name: str | Node) -> Node:
+        node = self._op_node(name)
+        self.backend.resume(node)
+        return node
+
+    def logs(self, name: str | Node, lines: int = 50) -> str:
+        node = name if isinstance(name, Node) else self.topology.node(name)
+        return self.backend.logs(node, lines)
+
+    # -- what Kafka says --------------------------------------------------------
+    def quorum(self, timeout: float = 5.0) -> QuorumState:
+        """Ask the controllers in turn until one answers DescribeQuorum."""
+        errors = []
+        for c in self.topology.controllers:
+            try:
+                return describe_quorum(c, timeout)
+            except Exception as exc:  # noqa: BLE001 - try the next controller
+                errors.append(f"{c.name}: {exc}")
+        raise ClusterNotRunning("No controller answered DescribeQuorum (" + "; ".join(errors) + "): is the cluster up?")
+
+    def brokers(self) -> list[int]:
+        return self.admin.brokers()
+
+    def partitions(self, topic: str | None = None) -> list[PartitionState]:
+        return self.admin.partitions(topic)
+
+    def partition(self, topic: str, partition: int) -> PartitionState:
+        for p in self.admin.partitions(topic):
+            if p.partition == partition:
+                return p
+        raise EoslabError(f"Topic {topic!r} has no partition {partition}.")
+
+    def leader(self, topic: str, partition: int) -> int:
+        return self.partition(topic, partition).leader
+
+    def isr(self, topic: str, partition: int) -> tuple[int, ...]:
+        return self.partition(topic, partition).isr
+
+    # -- waits ------------------------------------------------------------------
+    def _log_tails(self, names: Iterable[str] = ()) -> str:
+        names = list(names) or [n.name for n in self.topology.nodes]
+        parts = []
+        for name in names:
+            tail = self.logs(name, 5)
+            if tail:
+                parts.append(f"--- last lines of {name}'s log ---\n{tail}")
+        return "\n".join(parts)
+
+    def _check_alive(self) -> None:
+        dead = [s.name for s in self.status() if s.state == "stopped"]
+        if dead:
+            why = []
+            for name in dead:
+                reason = getattr(self.backend, "died_during_start", lambda n: None)(self.topology.node(name))
+                why.append(f"{name}: {reason}" if reason else name)
+            raise ClusterStartError(
+                "These nodes are not running: " + "; ".join(why) + ". Fix the cause, then `eoslab up` again."
+            )
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
+        """Ready = 3 voters with a leader, 3 brokers unfenced, internal topics created and loaded."""
+        deadline = time.monotonic() + timeout
+        n_brokers = len(self.topology.brokers)
+
+        def remaining() -> float:
+            return max(1.0, deadline - time.monotonic())
+
+        def quorum_ok() -> QuorumState | None:
+            self._check_alive()
+            q = self.quorum(timeout=2.0)
+            want = tuple(c.node_id for c in self.topology.controllers)
+            return q if q.leader_id in want and q.voters == want else None
+
+        wait_until(quorum_ok, timeout=remaining(), what="a KRaft quorum of 3 voters with a leader",
+                   describe=lambda: self._log_tails([c.name for c in self.topology.controllers]),
+                   hint="A controller that cannot start usually says why in its log: `eoslab logs controller-1`.")
+
+        def brokers_ok() -> bool:
+            self._check_alive()
+            return len(self.admin.brokers(timeout=2.0)) == n_brokers
+
+        wait_until(brokers_ok, timeout=remaining(), what=f"{n_brokers} registered, unfenced brokers",
+                   describe=lambda: self._log_tails([b.name for b in self.topology.brokers]),
+                   hint="See `eoslab logs broker-1` (and 2, 3).")
+
+        broker = self.topology.brokers[0]
+
+        def coordinators_ok() -> bool:
+            self._check_alive()
+            for key_type, key in ((0, "eoslab-ready"), (1, "eoslab-ready")):
+                found = find_coordinators(broker, key_type, [key], timeout=3.0)
+                if found[key][0] != 0:
+                    return False
+            return True
+
+        wait_until(coordinators_ok, timeout=remaining(),
+                   what="__consumer_offsets and __transaction_state to be created and loaded",
+                   describe=lambda: self._log_tails([b.name for b in self.topology.brokers]))
+
+    def wait_broker_registered(self, node_id: int, timeout: float = 60.0) -> None:
+        wait_until(lambda: node_id in self.admin.brokers(timeout=2.0), timeout=timeout,
+                   what=f"broker {node_id} to register and be unfenced",
+                   describe=lambda: self._log_tails([f"broker-{node_id}"]))
+
+    def wait_for_new_leader(self, topic: str, partition: int, old_leader: int, timeout: float = 30.0) -> int:
+        """Wait until ``topic-partition`` has a live leader other than ``old_leader``; return it."""
+
+        def probe() -> int | None:
+            leader = self.leader(topic, partition)
+            return leader if leader not in (-1, old_leader) else None
+
+        # A killed leader is noticed when its session expires (broker.session.timeout.ms = 5 s).
+        return wait_until(probe, timeout=timeout, what=f"a new leader for {topic}-{partition} (old: {old_leader})")
+
+    def wait_for_isr(self, topic: str, partition: int, isr: Iterable[int], timeout: float = 60.0) -> None:
+        want = tuple(sorted(isr))
+
+        def probe() -> bool:
+            return tuple(sorted(self.isr(topic, partition))) == want
+
+        wait_until(probe, timeout=timeout, what=f"ISR of {topic}-{partition} to be {list(want)}",
+                   describe=lambda: f"now: {self.partition(topic, partition)}")
+
+    def wait_full_isr(self, timeout: float = 90.0) -> None:
+        """Every partition of every topic has all its replicas in sync."""
+
+        def lagging() -> list[str]:
+            return [f"{p.topic}-{p.partition} isr={list(p.isr)}" for p in self.partitions()
+                    if sorted(p.isr) != sorted(p.replicas) or p.leader == -1]
+
+        wait_until(lambda: not lagging(), timeout=timeout, what="every partition's ISR to be complete",
+                   describe=lambda: "lagging: " + ", ".join(lagging()[:5]))
+
+    def heal(self, timeout: float = 120.0) -> None:
+        """Undo every fault: see :func:`eoslab.cluster._heal.heal`."""
+        from eoslab.cluster._heal import heal
+
+        heal(self, timeout)
+
+
+def connect(backend: Backend | str | None = None, *, start: bool = True) -> Cluster:
+    """The running cluster (checked ready), or a freshly started one when ``start``."""
+    cluster = Cluster(backend)
+    if start:
+        return cluster.up()
+    cluster.require_running()
+    cluster.wait_ready(timeout=30)
+    return cluster

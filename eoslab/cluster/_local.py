@@ -1,0 +1,314 @@
+"""The local backend: six detached JVMs on 127.0.0.1, from the Apache Kafka jars.
+
+Everything a learner may want to look at is under one folder
+(:func:`eoslab._paths.data_dir`, ``kafka-data/`` in a checkout)::
+
+    kafka-data/
+      jvm.args, tools.args        the classpath and flags, as java @argfiles
+      controller-1/
+        server.properties         rendered from eoslab.topology
+        controller-1.log          the JVM's stdout+stderr (log4j2, quiet)
+        pid
+        data/                     log.dirs: meta.properties, __cluster_metadata-0/ ...
+      broker-1/ ...               data/ holds demo-0/, __transaction_state-*/ ...
+
+JVMs are started through ``sh -c 'java ... &'`` so that they are re-parented
+to init: they outlive the notebook kernel or CLI that started them, and no
+zombie is left when one is killed.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import psutil
+
+from eoslab import _jars, _java, _ports
+from eoslab._paths import PACKAGE_DIR, data_dir
+from eoslab.cluster._backend import TOOLS, NodeStatus
+from eoslab.errors import ClusterStartError, DataDirError, EoslabError
+from eoslab.topology import (
+    JVM_FLAGS,
+    JVM_HEAP,
+    TOOL_JVM_FLAGS,
+    TOPOLOGY,
+    Node,
+    Topology,
+    node_properties,
+    render_properties,
+)
+
+RESOURCES = PACKAGE_DIR / "_resources"
+
+
+class LocalBackend:
+    """Six JVM processes on loopback; see the module docstring for the folder layout."""
+
+    name = "local"
+
+    def __init__(self, topology: Topology = TOPOLOGY, root: Path | None = None) -> None:
+        self.topology = topology
+        self.root = root or data_dir()
+
+    # -- paths --------------------------------------------------------------
+    def node_dir(self, node: Node) -> Path:
+        return self.root / node.name
+
+    def host_data_path(self, node: Node) -> Path:
+        return self.node_dir(node) / "data"
+
+    def data_path(self, node: Node) -> str:
+        return str(self.host_data_path(node))
+
+    def log_file(self, node: Node) -> Path:
+        return self.node_dir(node) / f"{node.name}.log"
+
+    def _pid_file(self, node: Node) -> Path:
+        return self.node_dir(node) / "pid"
+
+    def _props_file(self, node: Node) -> Path:
+        return self.node_dir(node) / "server.properties"
+
+    # -- JVM argument files (written once per up; short, readable `ps` lines) --
+    def _argfiles(self) -> tuple[Path, Path]:
+        jars = _jars.kafka_jars()
+        _jars.check_single_log4j_binding(jars)
+        self.root.mkdir(parents=True, exist_ok=True)
+        cp = os.pathsep.join(jars)
+        node_args = self.root / "jvm.args"
+        tool_args = self.root / "tools.args"
+        node_args.write_text(
+            f"{JVM_FLAGS}\n-Dlog4j2.configurationFile={RESOURCES / 'log4j2-node.xml'}\n-cp {cp}\n"
+        )
+        tool_args.write_text(
+            f"{TOOL_JVM_FLAGS}\n-Dlog4j2.configurationFile={RESOURCES / 'log4j2-tools.xml'}\n-cp {cp}\n"
+        )
+        return node_args, tool_args
+
+    def _tool_argfile(self) -> Path:
+        path = self.root / "tools.args"
+        if not path.is_file():
+            self._argfiles()
+        return path
+
+    # -- process state ------------------------------------------------------
+    def _process(self, node: Node) -> psutil.Process | None:
+        """The node's live JVM, checked by its command line (pid files can be stale)."""
+        try:
+            pid = int(self._pid_file(node).read_text().strip())
+            proc = psutil.Process(pid)
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                return None
+            if str(self._props_file(node)) not in proc.cmdline():
+                return None
+            return proc
+        except (OSError, ValueError, psutil.Error):
+            return None
+
+    def _state(self, proc: psutil.Process | None) -> str:
+        if proc is None:
+            return "stopped"
+        try:
+            return "paused" if proc.status() == psutil.STATUS_STOPPED else "running"
+        except psutil.Error:
+            return "stopped"
+
+    def status(self) -> list[NodeStatus]:
+        rows = []
+        for node in self.topology.nodes:
+            proc = self._process(node)
+            rss = None
+            if proc is not None:
+                try:
+                    rss = proc.memory_info().rss / 2**20
+                except psutil.Error:
+                    proc = None
+            rows.append(
+                NodeStatus(node.name, node.role, node.node_id, self._state(proc),  # type: ignore[arg-type]
+                           proc.pid if proc else None, node.ports, rss)
+            )
+        return rows
+
+    def is_alive(self, node: Node) -> bool:
+        return self._process(node) is not None
+
+    # -- storage ------------------------------------------------------------
+    def _check_or_format(self, nodes: list[Node]) -> None:
+        """Format what was never formatted; refuse a folder of another cluster."""
+        todo = []
+        for node in nodes:
+            data = self.host_data_path(node)
+            meta = data / "meta.properties"
+            self.node_dir(node).mkdir(parents=True, exist_ok=True)
+            self._props_file(node).write_text(
+                render_properties(node_properties(self.topology, node, data_dir=str(data)))
+            )
+            if meta.is_file():
+                props = dict(
+                    line.split("=", 1) for line in meta.read_text().splitlines() if "=" in line and not line.startswith("#")
+                )
+                if props.get("cluster.id") != self.topology.cluster_id or props.get("node.id") != str(node.node_id):
+                    raise DataDirError(
+                        f"{data} belongs to another cluster (cluster.id={props.get('cluster.id')}, "
+                        f"node.id={props.get('node.id')}): run `eoslab reset` to start a fresh cluster."
+                    )
+            elif data.exists() and any(data.iterdir()):
+                raise DataDirError(
+                    f"{data} is half-written (no meta.properties): run `eoslab reset` to start a fresh cluster."
+                )
+            else:
+                todo.append(node)
+        if not todo:
+            return
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            results = list(pool.map(self._format, todo))
+        for node, proc in zip(todo, results):
+            if proc.returncode != 0:
+                raise ClusterStartError(
+                    f"Formatting {node.name} failed: {_first_error(proc.stdout + proc.stderr)} "
+                    "Run `eoslab reset` and try again."
+                )
+
+    def _format(self, node: Node) -> subprocess.CompletedProcess[str]:
+        return self.run_tool(
+            "storage",
+            ["format", "-t", self.topology.cluster_id, "-c", str(self._props_file(node))],
+            timeout=120,
+        )
+
+    # -- lifecycle ----------------------------------------------------------
+    def up(self) -> None:
+        _java.java_executable()
+        nodes = [n for n in self.topology.nodes if not self.is_alive(n)]
+        if not nodes:
+            return
+        self._argfiles()
+        for node in nodes:
+            if self._state(self._process(node)) == "stopped":
+                _ports.check_free(node.ports, owner=node.name)
+        self._check_or_format(nodes)
+        for node in nodes:  # controllers come first in topology.nodes
+            self._spawn(node)
+
+    def start(self, node: Node) -> None:
+        proc = self._process(node)
+        if proc is not None:
+            if self._state(proc) == "paused":
+                self.resume(node)
+            return
+        _java.java_executable()
+        _ports.check_free(node.ports, owner=node.name)
+        if not (self.root / "jvm.args").is_file():
+            self._argfiles()
+        self._check_or_format([node])
+        self._spawn(node)
+
+    def _spawn(self, node: Node) -> None:
+        java = _java.java_executable()
+        argv = [java, f"@{self.root / 'jvm.args'}", *JVM_HEAP[node.role].split(),
+                f"-Deoslab.node={node.name}", "kafka.Kafka", str(self._props_file(node))]
+        log = self.log_file(node)
+        with log.open("a") as fh:
+            fh.write(f"\n===== eoslab: starting {node.name} at {time.strftime('%Y-%m-%d %H:%M:%S')} =====\n")
+        pid_file = self._pid_file(node)
+        pid_file.unlink(missing_ok=True)
+        script = f'exec </dev/null >>{shlex.quote(str(log))} 2>&1; "$@" & echo $! > {shlex.quote(str(pid_file))}'
+        subprocess.run(["sh", "-c", script, "sh", *argv], check=True, start_new_session=True,
+                       cwd=self.node_dir(node))
+        time.sleep(0.05)
+        if not pid_file.is_file():
+            raise ClusterStartError(f"{node.name} did not start: see {log}.")
+
+    def stop(self, node: Node, timeout: float = 20.0) -> None:
+        self._terminate([node], timeout)
+
+    def _terminate(self, nodes: list[Node], timeout: float) -> None:
+        procs = [(n, p) for n in nodes if (p := self._process(n)) is not None]
+        for _, proc in procs:
+            try:
+                proc.send_signal(signal.SIGTERM)
+                proc.send_signal(signal.SIGCONT)  # a paused JVM handles SIGTERM only once resumed
+            except psutil.Error:
+                pass
+        _, alive = psutil.wait_procs([p for _, p in procs], timeout=timeout)
+        for proc in alive:
+            try:
+                proc.kill()
+            except psutil.Error:
+                pass
+        psutil.wait_procs(alive, timeout=10)
+        for node, _ in procs:
+            self._pid_file(node).unlink(missing_ok=True)
+
+    def kill(self, node: Node) -> None:
+        proc = self._process(node)
+        if proc is None:
+            return
+        proc.kill()
+        proc.wait(timeout=10)
+        self._pid_file(node).unlink(missing_ok=True)
+
+    def pause(self, node: Node) -> None:
+        proc = self._require(node)
+        proc.send_signal(signal.SIGSTOP)
+
+    def resume(self, node: Node) -> None:
+        proc = self._process(node)
+        if proc is not None:
+            proc.send_signal(signal.SIGCONT)
+
+    def _require(self, node: Node) -> psutil.Process:
+        proc = self._process(node)
+        if proc is None:
+            raise EoslabError(f"{node.name} is not running: start it with `eoslab start {node.name}`.")
+        return proc
+
+    def down(self, timeout: float = 20.0) -> None:
+        # Brokers first, while the controllers can still move leadership (controlled shutdown).
+        self._terminate(list(self.topology.brokers), timeout)
+        self._terminate(list(self.topology.controllers), timeout)
+
+    def reset(self) -> None:
+        self.down()
+        for node in self.topology.nodes:
+            shutil.rmtree(self.node_dir(node), ignore_errors=True)
+
+    def logs(self, node: Node, lines: int = 50) -> str:
+        path = self.log_file(node)
+        if not path.is_file():
+            return ""
+        with path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 256 * 1024))
+            text = fh.read().decode("utf-8", "replace")
+        return "\n".join(text.splitlines()[-lines:])
+
+    def died_during_start(self, node: Node) -> str | None:
+        """Why a node that should be running is not, from its log (None if it runs)."""
+        if self.is_alive(node):
+            return None
+        return _first_error(self.logs(node, 200)) or f"exited; see {self.log_file(node)}"
+
+    # -- tools --------------------------------------------------------------
+    def run_tool(self, tool: str, args: list[str], *, node: Node | None = None,
+                 timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+        spec = TOOLS[tool]
+        argv = [_java.java_executable(), f"@{self._tool_argfile()}", spec.main_class, *args]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def _first_error(text: str) -> str:
+    """The one line of a JVM's output that says what went wrong, without the stack trace."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if "Exception" in ln or "ERROR" in ln or "Error:" in ln:
+            if not ln.startswith("at "):
+                return ln[:300]
+    return lines[-1][:300] if lines else ""

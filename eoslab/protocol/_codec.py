@@ -1,0 +1,358 @@
+"""Decode and encode message bodies, compiled once per (spec, version) into closures.
+
+Values are plain dicts keyed by Kafka's field names (``"ProducerId"``). Types:
+bool, ints and float64 -> ``bool``/``int``/``float``; string -> ``str``; bytes
+and records -> ``bytes``; uuid -> :class:`uuid.UUID`; arrays -> ``list``;
+structs -> ``dict``; null -> ``None``. Tagged fields this release does not know
+are kept as ``{tag: raw bytes}`` under :data:`UNKNOWN_TAGGED_FIELDS`, so a
+decoded message re-encodes to the same bytes.
+
+Semantics follow Kafka's MessageDataGenerator: fields outside their versions are
+skipped (omitted on decode, ignored on encode); a missing field encodes as its
+default; a tagged field is written only when it differs from its default (a
+null tagged field with a non-null default is written as an explicit null);
+every struct of a flexible version ends with its own tagged-field section.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from eoslab.protocol._errors import ProtocolError, UnsupportedApiError
+from eoslab.protocol._schema import FieldSpec, MessageSpec
+from eoslab.protocol._wire import (
+    FIXED,
+    LOW_LEVEL_ERRORS,
+    MISSING,
+    ZERO_UUID,
+    Buffer,
+    Malformed,
+    Reader,
+    Writer,
+    array,
+    bytes_,
+    fixed,
+    nullable_struct,
+    read_uuid,
+    read_uvarint,
+    string,
+    take,
+    uuid_bytes,
+    uvarint,
+    write_uuid,
+)
+
+__all__ = ["UNKNOWN_TAGGED_FIELDS", "compile_message", "decode", "default_message", "encode"]
+
+UNKNOWN_TAGGED_FIELDS = "_unknown_tagged_fields"
+
+Step = Callable[[Buffer, int, dict], int]  # reads one field (or a run of fixed ones) into the dict
+EStep = Callable[[dict, list], None]  # writes one field (or a run) from the dict
+
+
+@dataclass(frozen=True)
+class _Struct:
+    decode: Reader
+    encode: Writer
+    default: Callable[[], dict]
+
+
+# ---------------------------------------------------------------- one field
+
+
+def _default(f: FieldSpec, nested: _Struct | None) -> Callable[[], Any]:
+    """The generator's default for a field, as a factory (fresh lists/dicts each call)."""
+    d, t = f.default, f.element_type
+    if d == "null":
+        return lambda: None
+    if f.is_array:
+        return list
+    if nested is not None:
+        return nested.default
+    if t == "bool":
+        value: Any = d.lower() == "true"
+    elif t == "float64":
+        value = float(d) if d else 0.0
+    elif t in FIXED:
+        value = (int(d[2:], 16) if d.startswith("0x") else int(d)) if d else 0
+    elif t == "string":
+        value = d
+    elif t == "uuid":
+        value = uuid.UUID(bytes=uuid_bytes(d)) if d else ZERO_UUID
+    elif t == "records":
+        value = None
+    else:  # bytes
+        value = b""
+    return lambda: value
+
+
+def _value_codec(f: FieldSpec, version: int, flexible: bool, tagged: bool, path: str
+                 ) -> tuple[Reader, Writer, _Struct | None]:
+    """Reader and writer of one field's value (tagged fields always use the compact forms)."""
+    nullable = version in f.nullable_versions
+    compact = tagged or (version in f.flexible_versions if f.flexible_versions is not None else flexible)
+    t = f.element_type
+    nested = _compile_struct(f.fields, version, flexible, f"{path}.{f.name}") if f.is_struct else None
+    elem: tuple[Reader, Writer]
+    if nested is not None:
+        elem = (nested.decode, nested.encode)
+    elif t in FIXED:
+        elem = fixed(FIXED[t])
+    elif t == "uuid":
+        elem = (read_uuid, write_uuid)
+    elif t == "string":
+        elem = string(compact, nullable and not f.is_array)  # array elements are never null
+    else:  # bytes, records
+        elem = bytes_(compact, nullable and not f.is_array)
+    if f.is_array:
+        return (*array(compact, nullable, t, elem), nested)
+    if nested is not None and nullable:  # int8 marker -1/1, or uvarint 0/1 when tagged
+        return (*nullable_struct(nested.decode, nested.encode, marker_varint=tagged), nested)
+    return elem[0], elem[1], nested
+
+
+def _label(fn: Any, name: str) -> Any:
+    fn.field_name = name  # read back when an error needs to name the field
+    return fn
+
+
+def _read_step(name: str, read: Reader) -> Step:
+    def step(buf: Buffer, off: int, d: dict) -> int:
+        d[name], off = read(buf, off)
+        return off
+    return _label(step, name)
+
+
+def _write_step(name: str, write: Writer, dflt: Any) -> EStep:
+    def step(v: dict, out: list) -> None:
+        write(v.get(name, dflt), out)
+    return _label(step, name)
+
+
+def _default_step(name: str, factory: Callable[[], Any]) -> Step:
+    """A tagged field: its default, overwritten if the tagged-field section carries it."""
+    def step(buf: Buffer, off: int, d: dict) -> int:
+        d[name] = factory()
+        return off
+    return _label(step, name)
+
+
+def _fixed_run(run: list[tuple[str, str, Any]]) -> tuple[Step, EStep]:
+    """Consecutive fixed-width fields, read and written with one struct call."""
+    s = struct.Struct(">" + "".join(code for _, code, _ in run))
+    unpack, pack, size = s.unpack_from, s.pack, s.size
+    names = tuple(n for n, _, _ in run)
+    pairs = tuple((n, dflt) for n, _, dflt in run)
+    label = ", ".join(names)
+
+    def step(buf: Buffer, off: int, d: dict) -> int:
+        d.update(zip(names, unpack(buf, off), strict=True))
+        return off + size
+
+    def estep(v: dict, out: list) -> None:
+        out.append(pack(*[v.get(n, dflt) for n, dflt in pairs]))
+
+    return _label(step, label), _label(estep, label)
+
+
+def _tagged_payload(write: Writer, default: Any, default_is_null: bool, nullable: bool
+                    ) -> Callable[[Any], bytes | None]:
+    """The bytes of a tagged field's value, or None when the generator would not write it."""
+    default_bytes = None
+    if not default_is_null:
+        out: list = []
+        write(default, out)
+        default_bytes = b"".join(out)
+
+    def payload(v: Any) -> bytes | None:
+        if v is None:
+            if default_is_null:
+                return None
+            if not nullable:
+                raise Malformed("None for a non-nullable tagged field")
+            return b"\x00"  # compact null / null struct marker
+        out: list = []
+        write(v, out)
+        p = b"".join(out)
+        return None if p == default_bytes else p
+
+    return payload
+
+
+# ---------------------------------------------------------------- tagged-field section
+
+
+def _tag_section(readers: dict[int, tuple[str, Reader]], writers: list[tuple[int, str, Callable]]
+                 ) -> tuple[Step, EStep]:
+    writers = sorted(writers, key=lambda w: w[0])
+
+    def read_tags(buf: Buffer, off: int, d: dict) -> int:
+        n, off = read_uvarint(buf, off)
+        unknown = None
+        for _ in range(n):
+            tag, off = read_uvarint(buf, off)
+            size, off = read_uvarint(buf, off)
+            start, end = take(buf, off, size, f"tagged field {tag}")
+            handler = readers.get(tag)
+            if handler is None:
+                if unknown is None:
+                    unknown = {}
+                unknown[tag] = bytes(buf[start:end])
+            else:
+                name, read = handler
+                d[name], pos = read(buf, start)
+                if pos != end:
+                    raise Malformed(f"tagged field {name} declared {size} bytes but used {pos - start}")
+            off = end
+        if unknown:
+            d[UNKNOWN_TAGGED_FIELDS] = unknown
+        return off
+
+    def write_tags(v: dict, out: list) -> None:
+        entries = []
+        for tag, name, payload in writers:
+            value = v.get(name, MISSING)
+            if value is not MISSING:
+                p = payload(value)
+                if p is not None:
+                    entries.append((tag, p))
+        unknown = v.get(UNKNOWN_TAGGED_FIELDS)
+        if unknown:
+            if any(t in readers for t in unknown):
+                raise Malformed(f"{UNKNOWN_TAGGED_FIELDS} repeats a known tag")
+            entries.extend((int(t), bytes(p)) for t, p in unknown.items())
+            entries.sort(key=lambda e: e[0])
+        out.append(uvarint(len(entries)))
+        for tag, p in entries:
+            out.append(uvarint(tag))
+            out.append(uvarint(len(p)))
+            out.append(p)
+
+    return _label(read_tags, "(tagged fields)"), _label(write_tags, "(tagged fields)")
+
+
+# ---------------------------------------------------------------- structs
+
+
+def _compile_struct(fields: tuple[FieldSpec, ...], version: int, flexible: bool, path: str) -> _Struct:
+    steps: list[Step] = []
+    esteps: list[EStep] = []
+    defaults: list[tuple[str, Callable[[], Any]]] = []
+    tag_readers: dict[int, tuple[str, Reader]] = {}
+    tag_writers: list[tuple[int, str, Callable]] = []
+    run: list[tuple[str, str, Any]] = []
+
+    def flush() -> None:
+        if run:
+            step, estep = _fixed_run(run)
+            steps.append(step)
+            esteps.append(estep)
+            run.clear()
+
+    for f in fields:
+        if version not in f.versions:
+            continue
+        tagged = f.is_tagged(version)
+        if tagged and not flexible:
+            raise ProtocolError(f"{path}.{f.name} is tagged in non-flexible version {version}.")
+        read, write, nested = _value_codec(f, version, flexible, tagged, path)
+        factory = _default(f, nested)
+        defaults.append((f.name, factory))
+        if tagged:
+            assert f.tag is not None
+            flush()
+            tag_readers[f.tag] = (f.name, read)
+            payload = _tagged_payload(write, factory(), f.default == "null", version in f.nullable_versions)
+            tag_writers.append((f.tag, f.name, payload))
+            steps.append(_default_step(f.name, factory))
+        elif f.type in FIXED:
+            run.append((f.name, FIXED[f.type], factory()))
+        else:
+            flush()
+            steps.append(_read_step(f.name, read))
+            # Missing values encode as the default; () and {} stand for [] and a default struct.
+            has_value = f.default != "null"
+            dflt = () if f.is_array and has_value else {} if nested and has_value else factory()
+            esteps.append(_write_step(f.name, write, dflt))
+    flush()
+    read_tags, write_tags = _tag_section(tag_readers, tag_writers)
+    known = frozenset(f.name for f in fields) | {UNKNOWN_TAGGED_FIELDS}
+
+    def decode_struct(buf: Buffer, off: int) -> tuple[dict, int]:
+        d: dict = {}
+        step: Any = None
+        try:
+            for step in steps:
+                off = step(buf, off, d)
+            if flexible:
+                step = read_tags
+                off = read_tags(buf, off, d)
+        except LOW_LEVEL_ERRORS as e:
+            raise ProtocolError(_message("decode", path, step, e, off)) from e
+        return d, off
+
+    def encode_struct(v: dict, out: list) -> None:
+        step: Any = None
+        try:
+            if not isinstance(v, Mapping):
+                raise Malformed(f"expected a dict, got {type(v).__name__}")
+            if not known.issuperset(v):
+                raise Malformed(f"unknown field(s) {sorted(map(str, set(v) - known))}")
+            for step in esteps:
+                step(v, out)
+            if flexible:
+                step = write_tags
+                write_tags(v, out)
+            elif v.get(UNKNOWN_TAGGED_FIELDS):
+                raise Malformed(f"tagged fields set, but version {version} does not support them")
+        except LOW_LEVEL_ERRORS as e:
+            raise ProtocolError(_message("encode", path, step, e, None)) from e
+
+    def default() -> dict:
+        return {name: factory() for name, factory in defaults}
+
+    return _Struct(decode_struct, encode_struct, default)
+
+
+def _message(verb: str, path: str, step: Any, e: BaseException, off: int | None) -> str:
+    field = f" field {step.field_name}" if step is not None else ""
+    if isinstance(e, (struct.error, IndexError)) and verb == "decode":
+        reason = "the bytes end too early (truncated or garbage frame?)"
+    else:
+        reason = str(e) or type(e).__name__
+    where = f" at byte {off}" if off is not None else ""
+    return f"cannot {verb} {path}{field}{where}: {reason}."
+
+
+# ---------------------------------------------------------------- public
+
+
+@cache
+def compile_message(spec: MessageSpec, version: int) -> _Struct:
+    """The compiled decoder/encoder of one spec at one version (cached)."""
+    if version not in spec.valid_versions:
+        raise UnsupportedApiError(
+            f"{spec.name} has no version {version} in the pinned schemas (valid: {spec.valid_versions}).")
+    return _compile_struct(spec.fields, version, spec.is_flexible(version), f"{spec.name} v{version}")
+
+
+def decode(spec: MessageSpec, version: int, buf: Buffer, offset: int = 0) -> tuple[dict[str, Any], int]:
+    """Decode one message body starting at ``offset``; returns (value, offset after it)."""
+    return compile_message(spec, version).decode(buf, offset)
+
+
+def encode(spec: MessageSpec, version: int, value: Mapping[str, Any]) -> bytes:
+    """Encode one message body; missing fields take their defaults, fields of other versions are ignored."""
+    out: list = []
+    compile_message(spec, version).encode(value, out)
+    return b"".join(out)
+
+
+def default_message(spec: MessageSpec, version: int) -> dict[str, Any]:
+    """Every field of ``spec`` at ``version`` set to the generator's default."""
+    return compile_message(spec, version).default()

@@ -1,0 +1,269 @@
+"""The ONE definition of the course's cluster: nodes, ports and properties.
+
+Both backends render from here: the local backend writes each node's
+``server.properties`` (:func:`node_properties`), and ``docker-compose.yml`` is
+rendered by :mod:`eoslab._compose` from the same data. Change a setting here,
+run ``eoslab render`` (or ``make compose``), commit both.
+
+Port plan (all on 127.0.0.1 in the local backend, published to 127.0.0.1 in
+the docker one); the last digit is the broker's node.id so a learner can read
+a port and know the broker:
+
+==================  ===========================================================
+19101..19103        controller-1..3 (node.id 101..103), CONTROLLER listener
+19091..19093        broker-1..3 CLIENT listener: direct client access
+19191..19193        broker-1..3 INTERNAL listener: replication between brokers
+19291..19293        broker-1..3 PROXIED listener: what the fault proxy forwards to
+19391..19393        the fault proxy's front ports, advertised by PROXIED
+19400               the fault proxy's control API
+==================  ===========================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+KAFKA_VERSION = "4.1.2"
+"""The one Apache Kafka release: the local jars (eoslab/_java/kafka/pom.xml) and the image tag."""
+
+KAFKA_IMAGE = f"apache/kafka:{KAFKA_VERSION}"
+
+CLUSTER_ID = "ZW9zbGFiLWNsdXN0ZXItMQ"
+"""Fixed base64 UUID ("eoslab-cluster-1"), so both backends and every reset agree."""
+
+Role = Literal["controller", "broker"]
+
+CONTROLLER_PORT_BASE = 19100
+CLIENT_PORT_BASE = 19090
+INTERNAL_PORT_BASE = 19190
+PROXIED_PORT_BASE = 19290
+PROXY_FRONT_PORT_BASE = 19390
+PROXY_CONTROL_PORT = 19400
+
+OFFSETS_PARTITIONS = 50
+TXN_STATE_PARTITIONS = 50
+
+DEMO_TOPIC = "demo"
+"""The course's topic: partition 0 is "A" (led by broker 1), partition 1 is "B" (broker 2)."""
+DEMO_PARTITION_LEADERS = {0: 1, 1: 2}
+
+
+@dataclass(frozen=True)
+class Node:
+    """One Kafka process of the topology."""
+
+    name: str
+    node_id: int
+    role: Role
+
+    @property
+    def is_broker(self) -> bool:
+        return self.role == "broker"
+
+    @property
+    def controller_port(self) -> int:
+        assert self.role == "controller"
+        return CONTROLLER_PORT_BASE + self.node_id - 100
+
+    @property
+    def client_port(self) -> int:
+        assert self.is_broker
+        return CLIENT_PORT_BASE + self.node_id
+
+    @property
+    def internal_port(self) -> int:
+        assert self.is_broker
+        return INTERNAL_PORT_BASE + self.node_id
+
+    @property
+    def proxied_port(self) -> int:
+        assert self.is_broker
+        return PROXIED_PORT_BASE + self.node_id
+
+    @property
+    def proxy_front_port(self) -> int:
+        assert self.is_broker
+        return PROXY_FRONT_PORT_BASE + self.node_id
+
+    @property
+    def ports(self) -> tuple[int, ...]:
+        """Ports this node itself binds."""
+        if self.is_broker:
+            return (self.client_port, self.internal_port, self.proxied_port)
+        return (self.controller_port,)
+
+
+# Settings shared by controllers and brokers. Each line says why it is here.
+COMMON_PROPERTIES: dict[str, str] = {
+    # A broker that misses heartbeats for 5 s is fenced. Default 9000 ms; lower
+    # (e.g. 3000) risks spurious fencing when a GC pause meets a busy 2-core laptop.
+    "broker.session.timeout.ms": "5000",
+    "broker.heartbeat.interval.ms": "1000",  # default 2000; 5 beats per session
+    # Leaders must not move back on their own in the middle of a lesson: `heal`
+    # runs the preferred-leader election explicitly instead.
+    "auto.leader.rebalance.enable": "false",
+    # Small thread pools: six JVMs share 2 cores.
+    "num.network.threads": "2",
+    "num.io.threads": "2",
+    "background.threads": "2",
+    "num.recovery.threads.per.data.dir": "1",
+}
+
+BROKER_PROPERTIES: dict[str, str] = {
+    # The durability the course is about: 3 copies, a write needs 2 in sync (acks=all).
+    "default.replication.factor": "3",
+    "min.insync.replicas": "2",
+    "num.partitions": "1",
+    # Internal topics: 50 partitions each, so `abs(hash(id)) % 50` picks the coordinator.
+    "offsets.topic.num.partitions": str(OFFSETS_PARTITIONS),
+    "offsets.topic.replication.factor": "3",
+    "transaction.state.log.num.partitions": str(TXN_STATE_PARTITIONS),
+    "transaction.state.log.replication.factor": "3",
+    "transaction.state.log.min.isr": "2",
+    # The hung-transaction demo: the coordinator looks for timed-out
+    # transactions every second (default 10 s), so an abort shows up promptly.
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
+    # Consumer groups start at once (default waits 3 s for more members).
+    "group.initial.rebalance.delay.ms": "0",
+    # A follower that stops fetching leaves the ISR after 10 s (default 30 s), so
+    # a paused broker shows in a lesson; a killed one is fenced after 5 s anyway.
+    "replica.lag.time.max.ms": "10000",
+    "num.replica.fetchers": "1",
+    "log.cleaner.threads": "1",
+    "auto.create.topics.enable": "false",  # topics are created on purpose in lessons
+}
+
+CONTROLLER_PROPERTIES: dict[str, str] = {
+    # Controllers keep the metadata log (with the ProducerIdsRecords of module 02).
+    "metadata.log.max.record.bytes.between.snapshots": "20971520",
+}
+
+JVM_HEAP = {"broker": "-Xms256m -Xmx512m", "controller": "-Xms64m -Xmx192m"}
+"""Heaps: a broker with a few demo topics needs < 300 MB live; controllers far less."""
+
+JVM_FLAGS = (
+    # Kafka's own defaults (G1, short pauses) with fewer GC and compiler threads for 2 cores.
+    "-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 "
+    "-XX:ParallelGCThreads=1 -XX:ConcGCThreads=1 -XX:CICompilerCount=2 "
+    "-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true"
+)
+
+TOOL_JVM_FLAGS = (
+    # Short-lived CLI tools: stop at the C1 compiler, serial GC, small heap: ~40 % faster start.
+    "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -Xms32m -Xmx256m "
+    "-Djava.awt.headless=true"
+)
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The cluster: 3 KRaft controllers (a static voter set) and 3 brokers."""
+
+    controllers: tuple[Node, ...] = field(
+        default_factory=lambda: tuple(Node(f"controller-{i}", 100 + i, "controller") for i in (1, 2, 3))
+    )
+    brokers: tuple[Node, ...] = field(
+        default_factory=lambda: tuple(Node(f"broker-{i}", i, "broker") for i in (1, 2, 3))
+    )
+    cluster_id: str = CLUSTER_ID
+    kafka_version: str = KAFKA_VERSION
+
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        """Start order: controllers first, then brokers."""
+        return self.controllers + self.brokers
+
+    def node(self, name: str) -> Node:
+        from eoslab.errors import UnknownNodeError
+
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        names = ", ".join(n.name for n in self.nodes)
+        raise UnknownNodeError(f"There is no node {name!r} in this cluster: use one of {names}.")
+
+    def broker(self, node_id: int) -> Node:
+        for b in self.brokers:
+            if b.node_id == node_id:
+                return b
+        return self.node(f"broker-{node_id}")  # raises with the list of names
+
+    def quorum_voters(self, host: str | None = None) -> str:
+        """``controller.quorum.voters``: id@host:port for each controller.
+
+        ``host=None`` uses each controller's own name (docker network), else the given host.
+        """
+        return ",".join(f"{c.node_id}@{host or c.name}:{c.controller_port}" for c in self.controllers)
+
+    def bootstrap_servers(self, proxied: bool = False, host: str = "127.0.0.1") -> str:
+        """Client bootstrap list: direct, or through the fault proxy."""
+        port = (lambda b: b.proxy_front_port) if proxied else (lambda b: b.client_port)
+        return ",".join(f"{host}:{port(b)}" for b in self.brokers)
+
+    def all_ports(self) -> dict[int, str]:
+        """Every port the cluster and its proxy bind, and who binds it."""
+        out: dict[int, str] = {}
+        for n in self.nodes:
+            for p in n.ports:
+                out[p] = n.name
+        for b in self.brokers:
+            out[b.proxy_front_port] = f"fault proxy for {b.name}"
+        out[PROXY_CONTROL_PORT] = "fault proxy control API"
+        return out
+
+
+def node_properties(topo: Topology, node: Node, *, data_dir: str, docker: bool = False) -> dict[str, str]:
+    """The full property set of one node.
+
+    ``docker=False``: every listener binds 127.0.0.1 (loopback only).
+    ``docker=True``: listeners bind inside the container (0.0.0.0); clients on the
+    host reach the published 127.0.0.1 ports, brokers reach each other by name.
+    """
+    bind = "0.0.0.0" if docker else "127.0.0.1"
+    peer = None if docker else "127.0.0.1"  # how nodes name each other
+    props: dict[str, str] = {
+        "node.id": str(node.node_id),
+        "process.roles": node.role,
+        "controller.quorum.voters": topo.quorum_voters(peer),
+        "controller.listener.names": "CONTROLLER",
+        "log.dirs": data_dir,
+    }
+    props.update(COMMON_PROPERTIES)
+    if node.is_broker:
+        own = node.name if docker else "127.0.0.1"
+        props.update(
+            {
+                "listeners": (
+                    f"CLIENT://{bind}:{node.client_port},INTERNAL://{bind}:{node.internal_port},"
+                    f"PROXIED://{bind}:{node.proxied_port}"
+                ),
+                # CLIENT and PROXIED are reached from the host; INTERNAL from peers.
+                "advertised.listeners": (
+                    f"CLIENT://127.0.0.1:{node.client_port},INTERNAL://{own}:{node.internal_port},"
+                    f"PROXIED://127.0.0.1:{node.proxy_front_port}"
+                ),
+                "listener.security.protocol.map": (
+                    "CONTROLLER:PLAINTEXT,CLIENT:PLAINTEXT,INTERNAL:PLAINTEXT,PROXIED:PLAINTEXT"
+                ),
+                "inter.broker.listener.name": "INTERNAL",
+            }
+        )
+        props.update(BROKER_PROPERTIES)
+    else:
+        props.update(
+            {
+                "listeners": f"CONTROLLER://{bind}:{node.controller_port}",
+                "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
+            }
+        )
+        props.update(CONTROLLER_PROPERTIES)
+    return props
+
+
+def render_properties(props: dict[str, str]) -> str:
+    header = "# Rendered by eoslab.topology: edit the topology, not this file.\n"
+    return header + "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+TOPOLOGY = Topology()

@@ -1,0 +1,66 @@
+"""docker-compose.yml is rendered from the topology and must not drift from it."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from eoslab._compose import env_name, prop_name, render_compose
+from eoslab.topology import KAFKA_VERSION, TOPOLOGY, node_properties
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_committed_compose_file_equals_the_rendering():
+    committed = (ROOT / "docker-compose.yml").read_text()
+    assert committed == render_compose(), "docker-compose.yml drifted from eoslab/topology.py: run `make compose`"
+
+
+@pytest.mark.parametrize("prop", ["transaction.state.log.min.isr", "node.id", "log.dirs", "a_b.c-d"])
+def test_env_names_map_back_to_properties_as_the_image_reads_them(prop):
+    assert prop_name(env_name(prop)) == prop
+
+
+def test_env_name_examples():
+    assert env_name("min.insync.replicas") == "KAFKA_MIN_INSYNC_REPLICAS"
+    assert env_name("a_b") == "KAFKA_A__B"
+
+
+@pytest.fixture(scope="module")
+def compose():
+    return yaml.safe_load(render_compose())
+
+
+def test_every_node_is_a_service_of_the_pinned_image(compose):
+    assert list(compose["services"]) == [n.name for n in TOPOLOGY.nodes]
+    for svc in compose["services"].values():
+        assert svc["image"] == f"apache/kafka:{KAFKA_VERSION}"
+
+
+@pytest.mark.parametrize("node", TOPOLOGY.nodes, ids=lambda n: n.name)
+def test_service_environment_is_exactly_the_node_properties(compose, node):
+    env = compose["services"][node.name]["environment"]
+    props = {prop_name(k): v for k, v in env.items() if k.startswith("KAFKA_") and k != "KAFKA_HEAP_OPTS"}
+    assert props == node_properties(TOPOLOGY, node, data_dir="/var/lib/kafka/data", docker=True)
+    assert env["CLUSTER_ID"] == TOPOLOGY.cluster_id
+    if node.role == "controller":
+        assert "KAFKA_ADVERTISED_LISTENERS" not in env
+
+
+@pytest.mark.parametrize("node", TOPOLOGY.nodes, ids=lambda n: n.name)
+def test_published_ports_bind_loopback(compose, node):
+    for spec in compose["services"][node.name]["ports"]:
+        host, hport, cport = spec.split(":")
+        assert host == "127.0.0.1" and hport == cport
+
+
+def test_brokers_wait_for_controllers(compose):
+    for b in TOPOLOGY.brokers:
+        assert compose["services"][b.name]["depends_on"] == [c.name for c in TOPOLOGY.controllers]
+
+
+def test_container_listeners_bind_inside_and_peers_use_names(compose):
+    env = compose["services"]["broker-1"]["environment"]
+    assert env["KAFKA_LISTENERS"].startswith("CLIENT://0.0.0.0:19091")
+    assert "INTERNAL://broker-1:19191" in env["KAFKA_ADVERTISED_LISTENERS"]
+    assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == TOPOLOGY.quorum_voters()
