@@ -96,6 +96,14 @@ class Node:
 
 # Settings shared by controllers and brokers. Each line says why it is here.
 COMMON_PROPERTIES: dict[str, str] = {
+    # The durability the course is about: 3 copies, a write needs 2 in sync (acks=all).
+    # On BOTH roles: in KRaft a CreateTopics is forwarded to the active controller, and it
+    # is the controller's default.replication.factor / num.partitions that apply (with
+    # these on brokers only, a new topic silently gets RF 1); the leader broker enforces
+    # min.insync.replicas, and the controller uses it for eligible leader replicas (KIP-966).
+    "default.replication.factor": "3",
+    "min.insync.replicas": "2",
+    "num.partitions": "1",
     # A broker that misses heartbeats for 5 s is fenced. Default 9000 ms; lower
     # (e.g. 3000) risks spurious fencing when a GC pause meets a busy 2-core laptop.
     "broker.session.timeout.ms": "5000",
@@ -111,10 +119,6 @@ COMMON_PROPERTIES: dict[str, str] = {
 }
 
 BROKER_PROPERTIES: dict[str, str] = {
-    # The durability the course is about: 3 copies, a write needs 2 in sync (acks=all).
-    "default.replication.factor": "3",
-    "min.insync.replicas": "2",
-    "num.partitions": "1",
     # Internal topics: 50 partitions each, so `abs(hash(id)) % 50` picks the coordinator.
     "offsets.topic.num.partitions": str(OFFSETS_PARTITIONS),
     "offsets.topic.replication.factor": "3",

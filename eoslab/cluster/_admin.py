@@ -125,7 +125,8 @@ class Admin:
         """Move every leader back to its preferred replica (auto rebalance is off on purpose)."""
         from confluent_kafka import ElectionType
 
-        fut = self.client.elect_leaders(ElectionType.PREFERRED, None, request_timeout=timeout)
+        # (confluent-kafka 2.16 raises SystemError when elect_leaders gets request_timeout=...)
+        fut = self.client.elect_leaders(ElectionType.PREFERRED, None)
         results = fut.result(timeout=timeout + 1)
         for tp, err in results.items():
             # ELECTION_NOT_NEEDED: already led by the preferred replica.

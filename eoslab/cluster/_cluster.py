@@ -86,7 +86,7 @@ class Cluster:
     def up(self, timeout: float = READY_TIMEOUT) -> Cluster:
         """Start what is not running, wait until Kafka is ready, create the seed topic.
 
-        A no-op on a running, ready cluster. If the start fails, the nodes this
+        A no-op on a running, ready cluster (it does not move leaders: that is `heal`). If the start fails, the nodes this
         call started are stopped again before the error is raised.
         """
         before = set(self.running())
@@ -95,7 +95,15 @@ class Cluster:
             self.wait_ready(timeout)
             from eoslab.cluster._seed import ensure_seed
 
-            ensure_seed(self)
+            if set(self.running()) != before:
+                # Nodes came up one by one, so leaders landed wherever a replica was first
+                # available; auto.leader.rebalance.enable=false means nobody moves them back.
+                self.wait_full_isr(timeout)
+                self.admin.elect_preferred_leaders()
+                ensure_seed(self)
+            else:
+                # Running already: leave leaders where a lesson may have moved them on purpose.
+                ensure_seed(self, check=False)
         except BaseException:
             started = [n for n in self.topology.nodes if n.name not in before]
             for node in reversed(started):
@@ -286,8 +294,11 @@ class Cluster:
 def connect(backend: Backend | str | None = None, *, start: bool = True) -> Cluster:
     """The running cluster (checked ready), or a freshly started one when ``start``."""
     cluster = Cluster(backend)
-    if start:
+    if not cluster.running():
+        if not start:
+            cluster.require_running()
         return cluster.up()
-    cluster.require_running()
+    if not cluster.is_up() and start:
+        return cluster.up()  # some nodes stopped: start them
     cluster.wait_ready(timeout=30)
     return cluster

@@ -140,8 +140,8 @@ class LocalBackend:
         return self._process(node) is not None
 
     # -- storage ------------------------------------------------------------
-    def _check_or_format(self, nodes: list[Node]) -> None:
-        """Format what was never formatted; refuse a folder of another cluster."""
+    def _check_data(self, nodes: list[Node]) -> list[Node]:
+        """Refuse a folder of another cluster or a half-written one; return the nodes to format."""
         todo = []
         for node in nodes:
             data = self.host_data_path(node)
@@ -165,6 +165,9 @@ class LocalBackend:
                 )
             else:
                 todo.append(node)
+        return todo
+
+    def _format_all(self, todo: list[Node]) -> None:
         if not todo:
             return
         with ThreadPoolExecutor(max_workers=3) as pool:
@@ -189,11 +192,11 @@ class LocalBackend:
         nodes = [n for n in self.topology.nodes if not self.is_alive(n)]
         if not nodes:
             return
-        self._argfiles()
+        todo = self._check_data(nodes)
         for node in nodes:
-            if self._state(self._process(node)) == "stopped":
-                _ports.check_free(node.ports, owner=node.name)
-        self._check_or_format(nodes)
+            _ports.check_free(node.ports, owner=node.name)
+        self._argfiles()
+        self._format_all(todo)
         for node in nodes:  # controllers come first in topology.nodes
             self._spawn(node)
 
@@ -204,10 +207,11 @@ class LocalBackend:
                 self.resume(node)
             return
         _java.java_executable()
+        todo = self._check_data([node])
         _ports.check_free(node.ports, owner=node.name)
         if not (self.root / "jvm.args").is_file():
             self._argfiles()
-        self._check_or_format([node])
+        self._format_all(todo)
         self._spawn(node)
 
     def _spawn(self, node: Node) -> None:

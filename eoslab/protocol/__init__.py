@@ -7,11 +7,15 @@ JSON message definitions shipped inside the pinned kafka-clients jar
 (``common/message/*.json``), compiled once per (message, version) into
 closures. Bumping the pinned release re-points the codec; nothing else changes.
 
-    >>> from eoslab import protocol                                 # doctest: +SKIP
-    >>> frame = protocol.encode_request("InitProducerId", 4, 7, "me",
-    ...                                 {"TransactionalId": "tx-1", "TransactionTimeoutMs": 60000})
-    >>> protocol.decode_request(frame[4:]).body["TransactionalId"]
-    'tx-1'
+Example (``frame[4:]`` drops the size prefix)::
+
+    from eoslab import protocol
+
+    frame = protocol.encode_request("InitProducerId", 4, 7, "me",
+                                    {"TransactionalId": "tx-1", "TransactionTimeoutMs": 60000})
+    protocol.decode_request(frame[4:]).body["TransactionalId"]      # 'tx-1'
+    with protocol.KafkaConnection("localhost", 9092) as conn:
+        conn.request("FindCoordinator", None, {"KeyType": 1, "CoordinatorKeys": ["tx-1"]})
 
 Raises (all subclasses of :class:`ProtocolError`, itself an ``EoslabError``):
 
@@ -20,7 +24,8 @@ Raises (all subclasses of :class:`ProtocolError`, itself an ``EoslabError``):
   non-nullable field); the message names the message, version and field.
 - :class:`UnsupportedApiError` an api key, name or version the pinned schemas
   (or the broker) do not have.
-- :class:`SchemaError` / :class:`JarNotFoundError` the jar is missing or unreadable.
+- :class:`SchemaError` the jar is unreadable; :class:`JarNotFoundError` (also a
+  ``SetupError`` and a ``FileNotFoundError``) it is missing: run `make setup`.
 - :class:`KafkaConnectionError` (also a ``ConnectionError``) socket failures and
   timeouts of :class:`KafkaConnection`.
 """

@@ -56,7 +56,9 @@ EStep = Callable[[dict, list], None]  # writes one field (or a run) from the dic
 
 
 @dataclass(frozen=True)
-class _Struct:
+class CompiledStruct:
+    """The closures of one struct (or message) at one version."""
+
     decode: Reader
     encode: Writer
     default: Callable[[], dict]
@@ -65,7 +67,7 @@ class _Struct:
 # ---------------------------------------------------------------- one field
 
 
-def _default(f: FieldSpec, nested: _Struct | None) -> Callable[[], Any]:
+def _default(f: FieldSpec, nested: CompiledStruct | None) -> Callable[[], Any]:
     """The generator's default for a field, as a factory (fresh lists/dicts each call)."""
     d, t = f.default, f.element_type
     if d == "null":
@@ -92,7 +94,7 @@ def _default(f: FieldSpec, nested: _Struct | None) -> Callable[[], Any]:
 
 
 def _value_codec(f: FieldSpec, version: int, flexible: bool, tagged: bool, path: str
-                 ) -> tuple[Reader, Writer, _Struct | None]:
+                 ) -> tuple[Reader, Writer, CompiledStruct | None]:
     """Reader and writer of one field's value (tagged fields always use the compact forms)."""
     nullable = version in f.nullable_versions
     compact = tagged or (version in f.flexible_versions if f.flexible_versions is not None else flexible)
@@ -239,7 +241,7 @@ def _tag_section(readers: dict[int, tuple[str, Reader]], writers: list[tuple[int
 # ---------------------------------------------------------------- structs
 
 
-def _compile_struct(fields: tuple[FieldSpec, ...], version: int, flexible: bool, path: str) -> _Struct:
+def _compile_struct(fields: tuple[FieldSpec, ...], version: int, flexible: bool, path: str) -> CompiledStruct:
     steps: list[Step] = []
     esteps: list[EStep] = []
     defaults: list[tuple[str, Callable[[], Any]]] = []
@@ -281,6 +283,7 @@ def _compile_struct(fields: tuple[FieldSpec, ...], version: int, flexible: bool,
             esteps.append(_write_step(f.name, write, dflt))
     flush()
     read_tags, write_tags = _tag_section(tag_readers, tag_writers)
+    has_tags = bool(tag_writers)
     known = frozenset(f.name for f in fields) | {UNKNOWN_TAGGED_FIELDS}
 
     def decode_struct(buf: Buffer, off: int) -> tuple[dict, int]:
@@ -291,7 +294,10 @@ def _compile_struct(fields: tuple[FieldSpec, ...], version: int, flexible: bool,
                 off = step(buf, off, d)
             if flexible:
                 step = read_tags
-                off = read_tags(buf, off, d)
+                if buf[off] == 0:  # no tagged fields: the common case, without a call
+                    off += 1
+                else:
+                    off = read_tags(buf, off, d)
         except LOW_LEVEL_ERRORS as e:
             raise ProtocolError(_message("decode", path, step, e, off)) from e
         return d, off
@@ -299,7 +305,7 @@ def _compile_struct(fields: tuple[FieldSpec, ...], version: int, flexible: bool,
     def encode_struct(v: dict, out: list) -> None:
         step: Any = None
         try:
-            if not isinstance(v, Mapping):
+            if type(v) is not dict and not isinstance(v, Mapping):
                 raise Malformed(f"expected a dict, got {type(v).__name__}")
             if not known.issuperset(v):
                 raise Malformed(f"unknown field(s) {sorted(map(str, set(v) - known))}")
@@ -307,7 +313,10 @@ def _compile_struct(fields: tuple[FieldSpec, ...], version: int, flexible: bool,
                 step(v, out)
             if flexible:
                 step = write_tags
-                write_tags(v, out)
+                if has_tags or UNKNOWN_TAGGED_FIELDS in v:
+                    write_tags(v, out)
+                else:
+                    out.append(b"\x00")  # no tagged fields
             elif v.get(UNKNOWN_TAGGED_FIELDS):
                 raise Malformed(f"tagged fields set, but version {version} does not support them")
         except LOW_LEVEL_ERRORS as e:
@@ -316,7 +325,7 @@ def _compile_struct(fields: tuple[FieldSpec, ...], version: int, flexible: bool,
     def default() -> dict:
         return {name: factory() for name, factory in defaults}
 
-    return _Struct(decode_struct, encode_struct, default)
+    return CompiledStruct(decode_struct, encode_struct, default)
 
 
 def _message(verb: str, path: str, step: Any, e: BaseException, off: int | None) -> str:
@@ -333,7 +342,7 @@ def _message(verb: str, path: str, step: Any, e: BaseException, off: int | None)
 
 
 @cache
-def compile_message(spec: MessageSpec, version: int) -> _Struct:
+def compile_message(spec: MessageSpec, version: int) -> CompiledStruct:
     """The compiled decoder/encoder of one spec at one version (cached)."""
     if version not in spec.valid_versions:
         raise UnsupportedApiError(

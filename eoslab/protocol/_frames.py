@@ -10,10 +10,12 @@ so that a client can read them before it knows what the broker speaks.
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, NamedTuple
 
-from eoslab.protocol._codec import Buffer, compile_message
+from eoslab.protocol._codec import UNKNOWN_TAGGED_FIELDS, Buffer, CompiledStruct, compile_message
 from eoslab.protocol._errors import ProtocolError, UnsupportedApiError
 from eoslab.protocol._schema import MessageSpec, Schemas
 
@@ -36,10 +38,27 @@ def _schemas(schemas: Schemas | None) -> Schemas:
     return default_schemas()
 
 
-def _checked(spec: MessageSpec, version: int) -> None:
+class _Plan(NamedTuple):
+    """Everything needed for one (api, version, direction), looked up once and cached."""
+
+    spec: MessageSpec
+    header_version: int
+    header: CompiledStruct
+    body: CompiledStruct
+
+
+@cache
+def _plan(schemas: Schemas, api_key: int, version: int, request: bool) -> _Plan:
+    spec = schemas.requests[api_key] if request else schemas.responses[api_key]
     if version not in spec.valid_versions:
         raise UnsupportedApiError(
             f"{spec.api_name} has no version {version} in the pinned schemas (valid: {spec.valid_versions}).")
+    if request:
+        header_version, header_spec = (2 if spec.is_flexible(version) else 1), schemas.request_header
+    else:
+        header_version, header_spec = _response_header_version(spec, version), schemas.response_header
+    return _Plan(spec, header_version, compile_message(header_spec, header_version),
+                 compile_message(spec, version))
 
 
 def request_header_version(api: int | str, api_version: int, *, schemas: Schemas | None = None) -> int:
@@ -108,31 +127,31 @@ def peek_correlation_id(frame: Buffer) -> int:
 
 
 def _frame(parts: list) -> bytes:
-    size = sum(len(p) for p in parts)
+    size = sum(map(len, parts))
     parts.insert(0, _SIZE.pack(size))
     return b"".join(parts)
 
 
-def _trailing(what: str, frame: Buffer, off: int) -> None:
+def _trailing(spec: MessageSpec, version: int, frame: Buffer, off: int) -> None:
     if off != len(frame):
-        raise ProtocolError(f"{what} ends at byte {off} but the frame has {len(frame)} bytes "
+        raise ProtocolError(f"{spec.name} v{version} ends at byte {off} but the frame has {len(frame)} bytes "
                             f"(wrong api version, or not a Kafka frame?).")
 
 
 def encode_request(api: int | str, version: int, correlation_id: int, client_id: str | None,
-                   body: dict[str, Any], *, schemas: Schemas | None = None,
-                   header_tagged_fields: dict[int, bytes] | None = None) -> bytes:
+                   body: Mapping[str, Any], *, schemas: Schemas | None = None,
+                   header_tagged_fields: Mapping[int, bytes] | None = None) -> bytes:
     """A request frame, size prefix included, ready for ``socket.sendall``."""
     s = _schemas(schemas)
-    spec = s.request(api)
-    _checked(spec, version)
-    header: dict[str, Any] = {"RequestApiKey": spec.api_key, "RequestApiVersion": version,
+    api_key = s.api_key(api)
+    plan = _plan(s, api_key, version, True)
+    header: dict[str, Any] = {"RequestApiKey": api_key, "RequestApiVersion": version,
                               "CorrelationId": correlation_id, "ClientId": client_id}
     if header_tagged_fields:
-        header["_unknown_tagged_fields"] = header_tagged_fields
+        header[UNKNOWN_TAGGED_FIELDS] = header_tagged_fields
     parts: list = []
-    compile_message(s.request_header, 2 if spec.is_flexible(version) else 1).encode(header, parts)
-    compile_message(spec, version).encode(body, parts)
+    plan.header.encode(header, parts)
+    plan.body.encode(body, parts)
     return _frame(parts)
 
 
@@ -142,26 +161,22 @@ def decode_request(frame: Buffer, *, schemas: Schemas | None = None) -> Request:
     api_key, version, _ = peek_request_header(frame)
     if api_key not in s.requests:
         raise UnsupportedApiError(f"api key {api_key} is not in the pinned schemas (not a Kafka request?).")
-    spec = s.requests[api_key]
-    _checked(spec, version)
-    header_version = 2 if spec.is_flexible(version) else 1
-    header, off = compile_message(s.request_header, header_version).decode(frame, 0)
-    body, off = compile_message(spec, version).decode(frame, off)
-    _trailing(f"{spec.name} v{version}", frame, off)
-    return Request(api_key, spec.api_name, version, header["CorrelationId"], header["ClientId"], body,
-                   header_version, header)
+    plan = _plan(s, api_key, version, True)
+    header, off = plan.header.decode(frame, 0)
+    body, off = plan.body.decode(frame, off)
+    _trailing(plan.spec, version, frame, off)
+    return Request(api_key, plan.spec.api_name, version, header["CorrelationId"], header["ClientId"], body,
+                   plan.header_version, header)
 
 
-def encode_response(api: int | str, version: int, correlation_id: int, body: dict[str, Any], *,
+def encode_response(api: int | str, version: int, correlation_id: int, body: Mapping[str, Any], *,
                     schemas: Schemas | None = None) -> bytes:
     """A response frame, size prefix included (what a broker, or a fake one, sends)."""
     s = _schemas(schemas)
-    spec = s.response(api)
-    _checked(spec, version)
+    plan = _plan(s, s.api_key(api), version, False)
     parts: list = []
-    header_version = _response_header_version(spec, version)
-    compile_message(s.response_header, header_version).encode({"CorrelationId": correlation_id}, parts)
-    compile_message(spec, version).encode(body, parts)
+    plan.header.encode({"CorrelationId": correlation_id}, parts)
+    plan.body.encode(body, parts)
     return _frame(parts)
 
 
@@ -169,11 +184,10 @@ def decode_response(frame: Buffer, api: int | str, version: int, *, schemas: Sch
                     ) -> Response:
     """Decode a response frame (after the size prefix) to a request of ``api`` at ``version``."""
     s = _schemas(schemas)
-    spec = s.response(api)
-    _checked(spec, version)
-    header_version = _response_header_version(spec, version)
-    header, off = compile_message(s.response_header, header_version).decode(frame, 0)
-    body, off = compile_message(spec, version).decode(frame, off)
-    _trailing(f"{spec.name} v{version}", frame, off)
-    return Response(s.api_key(api), spec.api_name, version, header["CorrelationId"], body, header_version,
+    api_key = s.api_key(api)
+    plan = _plan(s, api_key, version, False)
+    header, off = plan.header.decode(frame, 0)
+    body, off = plan.body.decode(frame, off)
+    _trailing(plan.spec, version, frame, off)
+    return Response(api_key, plan.spec.api_name, version, header["CorrelationId"], body, plan.header_version,
                     header)

@@ -137,7 +137,7 @@ class MessageSpec:
     latest_version_unstable: bool = False
     common_structs: Mapping[str, tuple[FieldSpec, ...]] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def api_name(self) -> str:
         """The name without its Request/Response suffix, e.g. ``"InitProducerId"``."""
         for suffix in ("Request", "Response"):
@@ -279,6 +279,9 @@ class Schemas:
     request_header: MessageSpec
     response_header: MessageSpec
     by_name: Mapping[str, MessageSpec]  # every spec by its full name, e.g. "ProduceRequest"
+
+    def __repr__(self) -> str:
+        return f"Schemas({self.source!r}, {len(self.requests)} apis)"
 
     @property
     def api_names(self) -> dict[int, str]:

@@ -111,79 +111,96 @@ def write_uuid(v: Any, out: list) -> None:
     out.append(uuid_bytes(v))
 
 
-def _length_codec(compact: bool, nullable: bool, wide: bool, name: str) -> tuple[Reader, Writer]:
-    """The length prefix of strings (int16), bytes/records/arrays (int32), or compact (uvarint+1)."""
-    fixed = _I32 if wide else _I16
+# Lengths are read inline (not through a helper call): they sit on the produce path.
+# Strings use an int16 length, bytes/records/arrays an int32, compact forms a uvarint of length+1;
+# a negative (or compact 0) length is null.
 
-    def read(buf: Buffer, off: int) -> tuple[Any, int]:
-        if compact:
-            n, off = read_uvarint(buf, off)
-            n -= 1
-        else:
-            n = fixed.unpack_from(buf, off)[0]
-            off += fixed.size
-        if n < 0:
-            if n != -1 or not nullable:
-                raise Malformed(f"non-nullable {name} was serialized as null" if n == -1
-                                 else f"negative length {n}")
-            return None, off
-        return n, off
 
-    null = b"\x00" if compact else (b"\xff\xff\xff\xff" if wide else b"\xff\xff")
+def _null(n: int, nullable: bool, what: str) -> Any:
+    """None for a null length, or an error when null is not allowed (or the length is bogus)."""
+    if n != -1:
+        raise Malformed(f"{what} has negative length {n}")
+    if not nullable:
+        raise Malformed(f"non-nullable {what} was serialized as null")
+    return None
 
-    def write(n: Any, out: list) -> None:
-        if n is None:
-            if not nullable:
-                raise Malformed(f"None for non-nullable {name}")
-            out.append(null)
-        else:
-            out.append(uvarint(n + 1) if compact else fixed.pack(n))
 
-    return read, write
+def _null_bytes(compact: bool, wide: bool, nullable: bool, what: str) -> bytes:
+    if not nullable:
+        raise Malformed(f"None for non-nullable {what}")
+    return b"\x00" if compact else (b"\xff\xff\xff\xff" if wide else b"\xff\xff")
+
+
+def _length_prefix(compact: bool, wide: bool) -> Callable[[int], bytes]:
+    if compact:
+        small = _SMALL_UVARINTS
+        return lambda n: small[n + 1] if n < 127 else uvarint(n + 1)
+    return (_I32 if wide else _I16).pack
 
 
 def string(compact: bool, nullable: bool) -> tuple[Reader, Writer]:
-    read_len, write_len = _length_codec(compact, nullable, False, "string")
+    unpack_len = _I16.unpack_from
+    prefix = _length_prefix(compact, False)
 
     def read(buf: Buffer, off: int) -> tuple[Any, int]:
-        n, off = read_len(buf, off)
-        if n is None:
-            return None, off
+        if compact:
+            n = buf[off]
+            if n < 0x80:
+                off += 1
+            else:
+                n, off = read_uvarint(buf, off)
+            n -= 1
+        else:
+            n = unpack_len(buf, off)[0]
+            off += 2
+        if n < 0:
+            return _null(n, nullable, "string"), off
         if n > 0x7FFF:
             raise Malformed(f"string length {n} is above 32767")
-        start, end = take(buf, off, n, "string")
-        return str(buf[start:end], "utf-8"), end
+        end = off + n
+        if end > len(buf):
+            raise Malformed(f"string of {n} bytes runs past the end ({len(buf) - off} left)")
+        return str(buf[off:end], "utf-8"), end
 
     def write(v: Any, out: list) -> None:
         if v is None:
-            write_len(None, out)
+            out.append(_null_bytes(compact, False, nullable, "string"))
             return
         b = v.encode("utf-8")
         if len(b) > 0x7FFF:
             raise Malformed(f"string of {len(b)} bytes is too long to be serialized")
-        write_len(len(b), out)
+        out.append(prefix(len(b)))
         out.append(b)
 
     return read, write
 
 
 def bytes_(compact: bool, nullable: bool) -> tuple[Reader, Writer]:
-    read_len, write_len = _length_codec(compact, nullable, True, "bytes")
+    """bytes and records (records stay raw bytes)."""
+    unpack_len = _I32.unpack_from
+    prefix = _length_prefix(compact, True)
 
     def read(buf: Buffer, off: int) -> tuple[Any, int]:
-        n, off = read_len(buf, off)
-        if n is None:
-            return None, off
-        start, end = take(buf, off, n, "bytes")
-        return bytes(buf[start:end]), end
+        if compact:
+            n, off = read_uvarint(buf, off)
+            n -= 1
+        else:
+            n = unpack_len(buf, off)[0]
+            off += 4
+        if n < 0:
+            return _null(n, nullable, "bytes"), off
+        end = off + n
+        if end > len(buf):
+            raise Malformed(f"bytes of {n} bytes run past the end ({len(buf) - off} left)")
+        return bytes(buf[off:end]), end
 
     def write(v: Any, out: list) -> None:
         if v is None:
-            write_len(None, out)
+            out.append(_null_bytes(compact, True, nullable, "bytes"))
             return
         if not isinstance(v, (bytes, bytearray, memoryview)):
             raise TypeError(f"expected bytes, got {type(v).__name__}")
-        write_len(len(v), out)
+        out.append(prefix(len(v)))
         out.append(v)
 
     return read, write
@@ -191,15 +208,25 @@ def bytes_(compact: bool, nullable: bool) -> tuple[Reader, Writer]:
 
 def array(compact: bool, nullable: bool, elem_type: str, elem_codec: tuple[Reader, Writer]
           ) -> tuple[Reader, Writer]:
-    read_len, write_len = _length_codec(compact, nullable, True, "array")
+    unpack_len = _I32.unpack_from
+    prefix = _length_prefix(compact, True)
     read_elem, write_elem = elem_codec
     code = FIXED.get(elem_type)  # fixed-width elements: one struct call for the whole array
     size = struct.calcsize(">" + code) if code else 0
 
     def read(buf: Buffer, off: int) -> tuple[Any, int]:
-        n, off = read_len(buf, off)
-        if n is None:
-            return None, off
+        if compact:
+            n = buf[off]
+            if n < 0x80:
+                off += 1
+            else:
+                n, off = read_uvarint(buf, off)
+            n -= 1
+        else:
+            n = unpack_len(buf, off)[0]
+            off += 4
+        if n < 0:
+            return _null(n, nullable, "array"), off
         if n > len(buf) - off:
             raise Malformed(f"array of {n} elements but only {len(buf) - off} bytes remain")
         if code:
@@ -212,9 +239,11 @@ def array(compact: bool, nullable: bool, elem_type: str, elem_codec: tuple[Reade
 
     def write(v: Any, out: list) -> None:
         if v is None:
-            write_len(None, out)
+            out.append(_null_bytes(compact, True, nullable, "array"))
             return
-        write_len(len(v), out)
+        if isinstance(v, (str, bytes, bytearray, dict)):  # iterable, but surely not what was meant
+            raise TypeError(f"expected a list, got {type(v).__name__}")
+        out.append(prefix(len(v)))
         if code:
             out.append(struct.pack(f">{len(v)}{code}", *v))
         else:

@@ -1,0 +1,114 @@
+"""Bad input: one clear sentence, a non-zero exit, nothing half-started left running.
+
+Each case runs the real `eoslab` command in a subprocess with its own data folder
+(EOSLAB_DATA), beside the session's running cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import psutil
+import pytest
+
+from eoslab.topology import TOPOLOGY
+
+pytestmark = pytest.mark.cluster
+
+
+def eoslab(*args, env=None, timeout=120):
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "eoslab.cli", *args], capture_output=True, text=True,
+                          env=full_env, timeout=timeout)
+
+
+def _one_sentence(proc):
+    assert proc.returncode != 0
+    err = proc.stderr.strip()
+    assert err.startswith("eoslab: "), err
+    assert "Traceback" not in err and "\tat " not in err, err
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+def _jvms_under(path):
+    return [p.pid for p in psutil.process_iter(["cmdline"]) if any(str(path) in c for c in (p.info["cmdline"] or []))]
+
+
+def test_port_in_use_names_the_port_and_starts_nothing(cluster, tmp_path):
+    # The session's cluster holds every port: a second cluster from another folder must refuse.
+    proc = eoslab("up", env={"EOSLAB_DATA": str(tmp_path)})
+    err = _one_sentence(proc)
+    assert "Port 19101 (needed by controller-1) is already in use by pid" in err
+    assert _jvms_under(tmp_path) == []
+
+
+def test_data_folder_of_another_cluster(cluster, tmp_path):
+    data = tmp_path / "broker-1" / "data"
+    data.mkdir(parents=True)
+    (data / "meta.properties").write_text("version=1\ncluster.id=SomeOtherClusterId0000\nnode.id=1\n")
+    err = _one_sentence(eoslab("up", env={"EOSLAB_DATA": str(tmp_path)}))
+    assert "belongs to another cluster" in err and "eoslab reset" in err
+    assert _jvms_under(tmp_path) == []
+
+
+def test_half_written_data_folder(cluster, tmp_path):
+    data = tmp_path / "controller-2" / "data"
+    data.mkdir(parents=True)
+    (data / "bootstrap.checkpoint").write_bytes(b"\0")
+    err = _one_sentence(eoslab("up", env={"EOSLAB_DATA": str(tmp_path)}))
+    assert "half-written" in err and "eoslab reset" in err
+
+
+def test_no_java(cluster, tmp_path):
+    env = {"EOSLAB_DATA": str(tmp_path), "PATH": os.path.dirname(sys.executable), "JAVA_HOME": ""}
+    err = _one_sentence(eoslab("up", env=env))
+    assert "No Java found: install a JDK 17+" in err
+
+
+def test_old_java(cluster, tmp_path):
+    fake = tmp_path / "jdk" / "bin" / "java"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n")
+    fake.chmod(0o755)
+    err = _one_sentence(eoslab("up", env={"EOSLAB_DATA": str(tmp_path / "d"), "JAVA_HOME": str(tmp_path / "jdk")}))
+    assert "needs Java 17 or newer" in err and "Java 11" in err
+
+
+def test_no_maven_and_no_kafka_home(cluster, tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    java = psutil.Process(cluster.status()[0].pid).exe()
+    (bindir / "java").symlink_to(java)
+    env = {"EOSLAB_DATA": str(tmp_path / "d"), "EOSLAB_CACHE": str(tmp_path / "cache"), "KAFKA_HOME": "",
+           "PATH": f"{bindir}:{os.path.dirname(sys.executable)}", "JAVA_HOME": ""}
+    err = _one_sentence(eoslab("setup", env=env))
+    assert "Maven (`mvn`) is needed" in err and "KAFKA_HOME" in err
+
+
+def test_docker_backend_without_an_engine(tmp_path):
+    from eoslab.cluster._docker import docker_available
+
+    why = docker_available()
+    if why is None:
+        pytest.skip("a Docker engine answers here; this case is about its absence")
+    err = _one_sentence(eoslab("--backend", "docker", "up", env={"EOSLAB_DATA": str(tmp_path)}))
+    assert "The docker backend needs Docker" in err and "local backend" in err
+
+
+@pytest.mark.parametrize("command", [["status"], ["kill", "broker-1"], ["pause", "broker-2"], ["stop", "broker-3"]])
+def test_commands_that_need_a_running_cluster(tmp_path, command):
+    err = _one_sentence(eoslab(*command, env={"EOSLAB_DATA": str(tmp_path)}))
+    assert err == "eoslab: The cluster is not running: start it with `eoslab up` (or `make lab`)."
+
+
+def test_unknown_node_name(cluster):
+    err = _one_sentence(eoslab("kill", "broker-9"))
+    assert "There is no node 'broker-9'" in err and "broker-3" in err
+    assert all(r.state == "running" for r in cluster.status())
+
+
+def test_every_bad_input_left_the_session_cluster_alone(cluster):
+    assert [r.state for r in cluster.status()] == ["running"] * len(TOPOLOGY.nodes)
