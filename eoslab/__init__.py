@@ -7,6 +7,7 @@
     '127.0.0.1:19091,127.0.0.1:19092,127.0.0.1:19093'
 """
 
+from eoslab._display import show_mermaid
 from eoslab.cluster import Cluster, NodeStatus, PartitionState, QuorumState, connect
 from eoslab.errors import (
     ClusterNotRunning,
@@ -40,4 +41,5 @@ __all__ = [
     "UnknownNodeError",
     "WaitTimeout",
     "connect",
+    "show_mermaid",
 ]

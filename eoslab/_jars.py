@@ -26,7 +26,9 @@ def kafka_home_libs() -> Path | None:
         return None
     libs = Path(home).expanduser() / "libs"
     if not any(libs.glob("kafka_2.13-*.jar")):
-        raise SetupError(f"KAFKA_HOME={home} has no libs/kafka_2.13-*.jar: unset KAFKA_HOME or point it at a Kafka 4 install.")
+        raise SetupError(
+            f"KAFKA_HOME={home} has no libs/kafka_2.13-*.jar: unset KAFKA_HOME or point it at a Kafka 4 install."
+        )
     return libs
 
 
@@ -95,4 +97,7 @@ def check_single_log4j_binding(jars: list[str]) -> None:
     bindings = [j for j in jars if any(b in Path(j).name for b in (
         "slf4j-reload4j", "slf4j-log4j12", "log4j-slf4j-impl", "log4j-slf4j2-impl", "logback-classic", "slf4j-simple"))]
     if len(bindings) != 1:
-        raise SetupError(f"Expected exactly one slf4j binding among the Kafka jars, found {bindings}: fix eoslab/_java/kafka/pom.xml.")
+        raise SetupError(
+            f"Expected exactly one slf4j binding among the Kafka jars, found {bindings}: "
+            "fix eoslab/_java/kafka/pom.xml."
+        )

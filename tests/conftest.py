@@ -11,7 +11,6 @@ import uuid
 
 import pytest
 
-import eoslab
 from eoslab.cluster import Cluster
 
 
@@ -38,19 +37,3 @@ def healed(cluster):
 def topic_name(request):
     """A fresh topic name per test, so tests are re-runnable on a long-lived cluster."""
     return f"t-{request.node.name[:40].replace('[', '-').replace(']', '')}-{uuid.uuid4().hex[:8]}"
-
-
-def pytest_collection_modifyitems(config, items):
-    # Notebooks heal the cluster themselves (their setup cell); run them after the unit and
-    # cluster tests so a failing notebook cannot hide a failing foundation test.
-    items.sort(key=lambda it: 1 if it.nodeid.endswith(".ipynb") or ".ipynb::" in it.nodeid else 0)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item):
-    """heal() before each notebook (nbval item of its first cell), so no lesson leaks into the next."""
-    if ".ipynb::" in item.nodeid and item.nodeid.endswith("::Cell 0"):
-        Cluster("local").heal()
-
-
-assert eoslab.KAFKA_VERSION.startswith("4.")

@@ -28,7 +28,8 @@ class Figure:
 
     def line(self) -> str:
         ok = "ok" if self.value <= self.target else "OVER TARGET"
-        return f"{self.name:<38}{self.value:>9.1f}   target ≤ {self.target:<7g} ratio {self.value / self.target:5.2f}  {ok}"
+        ratio = self.value / self.target
+        return f"{self.name:<38}{self.value:>9.1f}   target ≤ {self.target:<7g} ratio {ratio:5.2f}  {ok}"
 
 
 def machine() -> str:

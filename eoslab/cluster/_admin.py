@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -51,14 +52,13 @@ class QuorumState:
 
 
 def admin_client(bootstrap: str, timeout_ms: int = 5000) -> AdminClient:
-    return AdminClient(
-        {
-            "bootstrap.servers": bootstrap,
-            "socket.timeout.ms": timeout_ms,
-            "client.id": "eoslab-admin",
-            "logger": _QUIET,
-        }
-    )
+    conf: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "socket.timeout.ms": timeout_ms,
+        "client.id": "eoslab-admin",
+        "logger": _QUIET,
+    }
+    return AdminClient(conf)
 
 
 class Admin:

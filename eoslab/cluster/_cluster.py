@@ -86,8 +86,9 @@ class Cluster:
     def up(self, timeout: float = READY_TIMEOUT) -> Cluster:
         """Start what is not running, wait until Kafka is ready, create the seed topic.
 
-        A no-op on a running, ready cluster (it does not move leaders: that is `heal`). If the start fails, the nodes this
-        call started are stopped again before the error is raised.
+        A no-op on a running, ready cluster (it does not move leaders: that is `heal`).
+        If the start fails, the nodes this call started are stopped again before
+        the error is raised.
         """
         before = set(self.running())
         try:
@@ -159,6 +160,21 @@ class Cluster:
     def logs(self, name: str | Node, lines: int = 50) -> str:
         node = name if isinstance(name, Node) else self.topology.node(name)
         return self.backend.logs(node, lines)
+
+    def tool(self, tool: str, *args: str, node: str | None = None, timeout: float = 120.0) -> str:
+        """Run a Kafka CLI tool of the pinned release (see ``TOOLS``) and return its stdout.
+
+        ``{bootstrap}`` in an argument is replaced by the bootstrap servers as the
+        tool reaches them (loopback for the local backend, the compose network for docker).
+        """
+        argv = [a.replace("{bootstrap}", self.backend.tool_bootstrap_servers()) for a in args]
+        target = self.topology.node(node) if node else None
+        proc = self.backend.run_tool(tool, argv, node=target, timeout=timeout)
+        if proc.returncode != 0:
+            from eoslab.cluster._local import _first_error
+
+            raise EoslabError(f"kafka {tool} {' '.join(args)} failed: {_first_error(proc.stderr + proc.stdout)}")
+        return proc.stdout
 
     # -- what Kafka says --------------------------------------------------------
     def quorum(self, timeout: float = 5.0) -> QuorumState:
@@ -263,7 +279,9 @@ class Cluster:
             return leader if leader not in (-1, old_leader) else None
 
         # A killed leader is noticed when its session expires (broker.session.timeout.ms = 5 s).
-        return wait_until(probe, timeout=timeout, what=f"a new leader for {topic}-{partition} (old: {old_leader})")
+        leader = wait_until(probe, timeout=timeout, what=f"a new leader for {topic}-{partition} (old: {old_leader})")
+        assert leader is not None
+        return leader
 
     def wait_for_isr(self, topic: str, partition: int, isr: Iterable[int], timeout: float = 60.0) -> None:
         want = tuple(sorted(isr))
@@ -283,6 +301,19 @@ class Cluster:
 
         wait_until(lambda: not lagging(), timeout=timeout, what="every partition's ISR to be complete",
                    describe=lambda: "lagging: " + ", ".join(lagging()[:5]))
+
+    # -- views ------------------------------------------------------------------
+    def status_frame(self):  # type: ignore[no-untyped-def]
+        """The nodes as a DataFrame (role, id, state, pid, RSS, quorum leader)."""
+        from eoslab.cluster._views import status_frame
+
+        return status_frame(self)
+
+    def mermaid(self, topic: str | None = None) -> str:
+        """A Mermaid diagram of the cluster as it is now (display with :func:`show_mermaid`)."""
+        from eoslab.cluster._views import cluster_mermaid
+
+        return cluster_mermaid(self, topic)
 
     def heal(self, timeout: float = 120.0) -> None:
         """Undo every fault: see :func:`eoslab.cluster._heal.heal`."""

@@ -148,6 +148,10 @@ class DockerBackend:
     def host_data_path(self, node: Node) -> Path | None:
         return None  # in a named volume: `docker compose exec broker-1 ls /var/lib/kafka/data`
 
+    def tool_bootstrap_servers(self) -> str:
+        # Inside the compose network the INTERNAL listeners are reachable by name.
+        return ",".join(f"{b.name}:{b.internal_port}" for b in self.topology.brokers)
+
     def run_tool(self, tool: str, args: list[str], *, node: Node | None = None,
                  timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
         target = node or self.topology.brokers[0]

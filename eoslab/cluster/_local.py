@@ -151,9 +151,8 @@ class LocalBackend:
                 render_properties(node_properties(self.topology, node, data_dir=str(data)))
             )
             if meta.is_file():
-                props = dict(
-                    line.split("=", 1) for line in meta.read_text().splitlines() if "=" in line and not line.startswith("#")
-                )
+                lines = meta.read_text().splitlines()
+                props = dict(ln.split("=", 1) for ln in lines if "=" in ln and not ln.startswith("#"))
                 if props.get("cluster.id") != self.topology.cluster_id or props.get("node.id") != str(node.node_id):
                     raise DataDirError(
                         f"{data} belongs to another cluster (cluster.id={props.get('cluster.id')}, "
@@ -172,7 +171,7 @@ class LocalBackend:
             return
         with ThreadPoolExecutor(max_workers=3) as pool:
             results = list(pool.map(self._format, todo))
-        for node, proc in zip(todo, results):
+        for node, proc in zip(todo, results, strict=True):
             if proc.returncode != 0:
                 raise ClusterStartError(
                     f"Formatting {node.name} failed: {_first_error(proc.stdout + proc.stderr)} "
@@ -301,6 +300,9 @@ class LocalBackend:
         return _first_error(self.logs(node, 200)) or f"exited; see {self.log_file(node)}"
 
     # -- tools --------------------------------------------------------------
+    def tool_bootstrap_servers(self) -> str:
+        return self.topology.bootstrap_servers()
+
     def run_tool(self, tool: str, args: list[str], *, node: Node | None = None,
                  timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
         spec = TOOLS[tool]

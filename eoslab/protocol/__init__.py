@@ -66,9 +66,8 @@ from eoslab.protocol._records import (
     parse_record_batches,
 )
 from eoslab.protocol._schema import FieldSpec, MessageSpec, Schemas, Versions, load_schemas, parse_spec
+from eoslab.topology import KAFKA_VERSION  # the one pinned release
 
-# The lead will re-point this to eoslab.topology.KAFKA_VERSION.
-KAFKA_VERSION = "4.1.2"
 JAR_ENV = "EOSLAB_KAFKA_CLIENTS_JAR"
 
 __all__ = [
@@ -120,6 +119,10 @@ def default_jar() -> Path:
     if env:
         path = Path(env).expanduser()
         where = f"${JAR_ENV}"
+    elif os.environ.get("KAFKA_HOME"):
+        from eoslab._jars import kafka_clients_jar
+
+        path, where = kafka_clients_jar(), "$KAFKA_HOME/libs"
     else:
         path = (Path.home() / ".m2/repository/org/apache/kafka/kafka-clients" / KAFKA_VERSION
                 / f"kafka-clients-{KAFKA_VERSION}.jar")

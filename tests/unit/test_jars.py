@@ -24,7 +24,7 @@ def test_pom_pins_the_same_kafka_as_the_image():
 
 
 def test_tools_leave_connect_runtime_out():
-    excluded = [e.find("m:artifactId", NS).text for e in _pom("kafka").iter("{%s}exclusion" % NS["m"])]
+    excluded = [e.find("m:artifactId", NS).text for e in _pom("kafka").iter(f"{{{NS['m']}}}exclusion")]
     assert "connect-runtime" in excluded
 
 
