@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from eoslab.topology import JVM_HEAP, KAFKA_IMAGE, TOPOLOGY, Topology, node_properties
+from eoslab.topology import JVM_HEAP, KAFKA_IMAGE, Topology, node_properties
 
 CONTAINER_DATA_DIR = "/var/lib/kafka/data"
 COMPOSE_PROJECT = "eoslab"
@@ -39,7 +39,8 @@ def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def render_compose(topo: Topology = TOPOLOGY) -> str:
+def render_compose(topo: Topology | None = None) -> str:
+    topo = topo or Topology()  # the canonical ports, whatever $EOSLAB_PORT_OFFSET says
     lines = [
         "# Rendered from eoslab/topology.py by `eoslab render` (make compose): do not edit by hand;",
         "# tests/unit/test_compose.py fails when this file and the topology disagree.",

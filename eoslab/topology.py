@@ -17,10 +17,15 @@ a port and know the broker:
 19391..19393        the fault proxy's front ports, advertised by PROXIED
 19400               the fault proxy's control API
 ==================  ===========================================================
+
+``$EOSLAB_PORT_OFFSET`` (default 0) shifts every port of the local backend, so a
+second cluster (another checkout, a helper's) can run beside the first. The
+committed ``docker-compose.yml`` always uses offset 0.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -56,6 +61,7 @@ class Node:
     name: str
     node_id: int
     role: Role
+    port_offset: int = 0
 
     @property
     def is_broker(self) -> bool:
@@ -64,27 +70,27 @@ class Node:
     @property
     def controller_port(self) -> int:
         assert self.role == "controller"
-        return CONTROLLER_PORT_BASE + self.node_id - 100
+        return CONTROLLER_PORT_BASE + self.node_id - 100 + self.port_offset
 
     @property
     def client_port(self) -> int:
         assert self.is_broker
-        return CLIENT_PORT_BASE + self.node_id
+        return CLIENT_PORT_BASE + self.node_id + self.port_offset
 
     @property
     def internal_port(self) -> int:
         assert self.is_broker
-        return INTERNAL_PORT_BASE + self.node_id
+        return INTERNAL_PORT_BASE + self.node_id + self.port_offset
 
     @property
     def proxied_port(self) -> int:
         assert self.is_broker
-        return PROXIED_PORT_BASE + self.node_id
+        return PROXIED_PORT_BASE + self.node_id + self.port_offset
 
     @property
     def proxy_front_port(self) -> int:
         assert self.is_broker
-        return PROXY_FRONT_PORT_BASE + self.node_id
+        return PROXY_FRONT_PORT_BASE + self.node_id + self.port_offset
 
     @property
     def ports(self) -> tuple[int, ...]:
@@ -164,14 +170,34 @@ TOOL_JVM_FLAGS = (
 class Topology:
     """The cluster: 3 KRaft controllers (a static voter set) and 3 brokers."""
 
-    controllers: tuple[Node, ...] = field(
-        default_factory=lambda: tuple(Node(f"controller-{i}", 100 + i, "controller") for i in (1, 2, 3))
-    )
-    brokers: tuple[Node, ...] = field(
-        default_factory=lambda: tuple(Node(f"broker-{i}", i, "broker") for i in (1, 2, 3))
-    )
+    port_offset: int = 0
     cluster_id: str = CLUSTER_ID
     kafka_version: str = KAFKA_VERSION
+    controllers: tuple[Node, ...] = field(init=False)
+    brokers: tuple[Node, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        off = self.port_offset
+        object.__setattr__(self, "controllers",
+                           tuple(Node(f"controller-{i}", 100 + i, "controller", off) for i in (1, 2, 3)))
+        object.__setattr__(self, "brokers", tuple(Node(f"broker-{i}", i, "broker", off) for i in (1, 2, 3)))
+
+    @classmethod
+    def from_env(cls) -> Topology:
+        """The topology of this process: ``$EOSLAB_PORT_OFFSET`` shifts every port."""
+        raw = os.environ.get("EOSLAB_PORT_OFFSET", "0") or "0"
+        try:
+            offset = int(raw)
+        except ValueError:
+            from eoslab.errors import EoslabError
+
+            msg = f"EOSLAB_PORT_OFFSET={raw!r} is not a number: set it to e.g. 1000, or unset it."
+            raise EoslabError(msg) from None
+        return cls(port_offset=offset)
+
+    @property
+    def proxy_control_port(self) -> int:
+        return PROXY_CONTROL_PORT + self.port_offset
 
     @property
     def nodes(self) -> tuple[Node, ...]:
@@ -213,7 +239,7 @@ class Topology:
                 out[p] = n.name
         for b in self.brokers:
             out[b.proxy_front_port] = f"fault proxy for {b.name}"
-        out[PROXY_CONTROL_PORT] = "fault proxy control API"
+        out[self.proxy_control_port] = "fault proxy control API"
         return out
 
 
@@ -270,4 +296,5 @@ def render_properties(props: dict[str, str]) -> str:
     return header + "".join(f"{k}={v}\n" for k, v in props.items())
 
 
-TOPOLOGY = Topology()
+TOPOLOGY = Topology.from_env()
+"""The topology this process uses (offset from ``$EOSLAB_PORT_OFFSET``)."""
