@@ -12,9 +12,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from eoslab._wait import wait_until
 from eoslab.topology import Node, Topology
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,11 @@ class Admin:
         else:
             new = NewTopic(name, num_partitions=partitions or 1, config=config or {})
         self.client.create_topics([new], request_timeout=timeout)[name].result(timeout=timeout + 1)
+        # CreateTopics returns once the controller committed the topic; each broker learns of it
+        # from the metadata log a moment later. Wait until the metadata shows every partition led.
+        n = len(replica_assignment) if replica_assignment is not None else (partitions or 1)
+        wait_until(lambda: len([p for p in self.partitions(name) if p.leader >= 0]) == n, timeout=timeout,
+                   what=f"topic {name!r} to appear with {n} led partition(s)", interval=0.1)
 
     def delete_topic(self, name: str, timeout: float = 15.0) -> None:
         self.client.delete_topics([name], request_timeout=timeout)[name].result(timeout=timeout + 1)
@@ -118,8 +124,20 @@ class Admin:
         from confluent_kafka.admin import ConfigResource, ResourceType
 
         res = ConfigResource(ResourceType.TOPIC, name)
-        entries = self.client.describe_configs([res], request_timeout=timeout)[res].result(timeout=timeout + 1)
-        return {k: v.value for k, v in entries.items()}
+
+        def ask() -> dict[str, str] | None:
+            try:
+                entries = self.client.describe_configs([res], request_timeout=timeout)[res].result(timeout + 1)
+            except KafkaException as exc:
+                # A broker that has not replayed the topic's creation yet answers UNKNOWN_TOPIC_OR_PART.
+                if exc.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    return None
+                raise
+            return {k: v.value for k, v in entries.items()}
+
+        found = wait_until(ask, timeout=timeout, what=f"the configuration of topic {name!r}", interval=0.2)
+        assert found is not None
+        return found
 
     def elect_preferred_leaders(self, timeout: float = 15.0) -> None:
         """Move every leader back to its preferred replica (auto rebalance is off on purpose)."""
