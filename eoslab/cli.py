@@ -118,7 +118,10 @@ def cmd_setup(args: argparse.Namespace) -> int:
         java = _java.java_executable()
         jars = _jars.kafka_jars()
         _jars.check_single_log4j_binding(jars)
-        print(f"Java: {java}; Kafka jars: {len(jars)} resolved.")
+        from eoslab import _cds
+
+        archive = _cds.ensure_archive(_jars.kafka_classpath())
+        print(f"Java: {java}; Kafka jars: {len(jars)} resolved; class-data-sharing archive: {archive or 'off'}.")
     return 0
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import psutil
 
-from eoslab import _jars, _java, _ports
+from eoslab import _cds, _jars, _java, _ports
 from eoslab._paths import PACKAGE_DIR, data_dir
 from eoslab.cluster._backend import TOOLS, NodeStatus
 from eoslab.errors import ClusterStartError, DataDirError, EoslabError
@@ -84,8 +84,10 @@ class LocalBackend:
         cp = os.pathsep.join(jars)
         node_args = self.root / "jvm.args"
         tool_args = self.root / "tools.args"
+        cds = _cds.ensure_archive(cp)
+        cds_flag = f"-XX:SharedArchiveFile={cds} -Xlog:cds=off -Xlog:cds+dynamic=off\n" if cds else ""
         node_args.write_text(
-            f"{JVM_FLAGS}\n-Dlog4j2.configurationFile={RESOURCES / 'log4j2-node.xml'}\n-cp {cp}\n"
+            f"{JVM_FLAGS}\n{cds_flag}-Dlog4j2.configurationFile={RESOURCES / 'log4j2-node.xml'}\n-cp {cp}\n"
         )
         tool_args.write_text(
             f"{TOOL_JVM_FLAGS}\n-Dlog4j2.configurationFile={RESOURCES / 'log4j2-tools.xml'}\n-cp {cp}\n"

@@ -137,3 +137,17 @@ def test_clean_stop_moves_leadership_before_exit(healed):
     cluster.stop("broker-2")  # SIGTERM: controlled shutdown hands leadership over first
     assert {r.name: r.state for r in cluster.status()}["broker-2"] == "stopped"
     assert cluster.leader(DEMO_TOPIC, 1) in (1, 3)
+
+
+def test_nodes_map_the_class_data_sharing_archive(cluster):
+    """Start-up speed comes from the AppCDS archive: every node JVM must actually map it."""
+    import os
+
+    if os.environ.get("EOSLAB_CDS") == "0":
+        pytest.skip("EOSLAB_CDS=0 turned the archive off")
+    args = (cluster.backend.root / "jvm.args").read_text()
+    assert "-XX:SharedArchiveFile=" in args
+    archive = args.split("-XX:SharedArchiveFile=")[1].split()[0]
+    for row in cluster.status():
+        maps = open(f"/proc/{row.pid}/maps").read()
+        assert archive in maps, f"{row.name} did not map {archive}"
