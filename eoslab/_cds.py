@@ -26,6 +26,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from eoslab import _java
 from eoslab._paths import cache_dir
@@ -53,15 +54,16 @@ def _exercise(bootstrap: str) -> None:
 
     quiet = logging.getLogger("eoslab.cds.librdkafka")
     quiet.setLevel(logging.CRITICAL)
-    admin = AdminClient({"bootstrap.servers": bootstrap, "logger": quiet})
+    common: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": quiet}
+    admin = AdminClient(common)
     admin.create_topics([NewTopic("cds", 1, 1)])["cds"].result(30)
-    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": "cds", "logger": quiet})
+    p = Producer({**common, "transactional.id": "cds"})
     p.init_transactions(30)
     p.begin_transaction()
     p.produce("cds", b"v")
     p.commit_transaction(30)
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "cds", "auto.offset.reset": "earliest",
-                  "isolation.level": "read_committed", "logger": quiet})
+    c = Consumer({**common, "group.id": "cds", "auto.offset.reset": "earliest",
+                  "isolation.level": "read_committed"})
     c.subscribe(["cds"])
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and c.poll(1.0) is None:

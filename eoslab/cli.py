@@ -25,12 +25,28 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"Starting 3 controllers + 3 brokers ({cluster.backend.name} backend) ...", flush=True)
     cluster.up(timeout=args.timeout)
     print("The cluster is " + ("already up." if already else "up."))
+    _start_proxy(cluster)
     _print_status(cluster)
     return 0
 
 
+def _start_proxy(cluster: Cluster) -> None:
+    from eoslab.faults import ensure_proxy
+
+    pid = ensure_proxy(cluster)
+    print(f"The fault proxy runs (pid {pid}; control API 127.0.0.1:{cluster.topology.proxy_control_port}).")
+
+
+def _stop_proxy(cluster: Cluster) -> None:
+    from eoslab.faults import stop_proxy
+
+    if stop_proxy(cluster.topology):
+        print("The fault proxy is stopped.")
+
+
 def cmd_down(args: argparse.Namespace) -> int:
     cluster = _cluster(args)
+    _stop_proxy(cluster)
     cluster.down()
     print("The cluster is down (data kept; `eoslab reset` deletes it).")
     return 0
@@ -38,6 +54,7 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 def cmd_reset(args: argparse.Namespace) -> int:
     cluster = _cluster(args)
+    _stop_proxy(cluster)
     cluster.reset()
     print("The cluster is down and its data deleted: the next `eoslab up` starts a fresh cluster.")
     return 0
@@ -90,6 +107,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
 def cmd_heal(args: argparse.Namespace) -> int:
     cluster = _cluster(args)
     cluster.heal()
+    _start_proxy(cluster)
     print("Healed: every node runs, every ISR is complete, leaders are back where the course expects them.")
     return 0
 
@@ -131,8 +149,52 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         bench_cluster(_cluster(args), fresh=args.fresh)
         return 0
+    if args.what == "proxy":
+        from eoslab.bench.proxy import bench_proxy
+
+        return bench_proxy(_cluster(args), seconds=args.seconds)
     print(f"unknown benchmark {args.what!r}: try `eoslab bench cluster`", file=sys.stderr)
     return 2
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from eoslab import grading
+
+    if args.class_dir:
+        root = Path(args.class_dir)
+        rows = grading.collect(root, rerun=args.rerun, limit=args.limit, cell_timeout=args.cell_timeout)
+        out = root / "gradebook.csv"
+        grading.write_gradebook(rows, out)
+        print(grading.summary(rows))
+        print(f"gradebook: {out}")
+        return 0
+    if not args.notebook:
+        print("eoslab: give a lab notebook (eoslab grade labs/lab01_idempotence.ipynb) or --class DIR.",
+              file=sys.stderr)
+        return 2
+    report = grading.grade_notebook(args.notebook, cell_timeout=args.cell_timeout)
+    print(report.table())
+    print(f"report: {Path(args.notebook).with_suffix('.report.json')}")
+    return 0 if report.score == report.max_score else 1
+
+
+def cmd_labs(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from eoslab._paths import project_root
+    from eoslab.grading import generate_labs
+
+    root = project_root() or Path.cwd()
+    changed = generate_labs(root, check=args.check)
+    if args.check and changed:
+        print("eoslab: these labs differ from their solutions: " + ", ".join(str(p) for p in changed)
+              + "; run `eoslab labs`.", file=sys.stderr)
+        return 1
+    for p in changed:
+        print(f"wrote {p}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -168,8 +230,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--check", action="store_true", help="fail if the file differs from the rendering")
     s.set_defaults(func=cmd_render)
     sub.add_parser("setup", help="check Java 17+ and resolve the Kafka jars").set_defaults(func=cmd_setup)
+    s = sub.add_parser("grade", help="grade a lab notebook, or a class folder of them")
+    s.add_argument("notebook", nargs="?")
+    s.add_argument("--class", dest="class_dir", metavar="DIR", help="one sub-folder per learner")
+    s.add_argument("--rerun", action="store_true", help="with --class: grade the notebooks again")
+    s.add_argument("--limit", type=float, default=900.0, help="with --rerun: seconds per notebook")
+    s.add_argument("--cell-timeout", type=int, default=120)
+    s.set_defaults(func=cmd_grade)
+    s = sub.add_parser("labs", help="generate labs/ from solutions/")
+    s.add_argument("--check", action="store_true", help="fail if a lab differs from its solution")
+    s.set_defaults(func=cmd_labs)
     s = sub.add_parser("bench", help="benchmarks that print figures")
-    s.add_argument("what", choices=["cluster"])
+    s.add_argument("what", choices=["cluster", "proxy"])
+    s.add_argument("--seconds", type=float, default=10.0, help="proxy: seconds per measured phase")
     s.add_argument("--fresh", action="store_true", help="also time a start from empty storage (deletes data)")
     s.set_defaults(func=cmd_bench)
     return p

@@ -1,0 +1,44 @@
+"""A pytest plugin for ``eoslab grade``: the outcome of every notebook cell, by cell id and tags.
+
+nbval names cells by position ("Cell 7"), which breaks as soon as a learner
+inserts a cell; this plugin records each cell's id, tags and ``eoslab`` metadata
+with its outcome, so graded cells are found by what they are, not where they are.
+Timeouts and the xfails nbval marks after a timeout are recorded as such (and
+count as failed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+OUTCOMES_ENV = "EOSLAB_GRADE_OUTCOMES"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+    outcome = yield
+    report = outcome.get_result()
+    cell = getattr(item, "cell", None)
+    path = os.environ.get(OUTCOMES_ENV)
+    if cell is None or path is None:
+        return
+    if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
+        return
+    text = str(report.longrepr) if report.longrepr else ""
+    row = {
+        "nodeid": item.nodeid,
+        "cell_id": cell.get("id"),
+        "tags": list(cell.get("metadata", {}).get("tags", [])),
+        "eoslab": cell.get("metadata", {}).get("eoslab", {}),
+        "outcome": report.outcome,
+        "xfail": bool(getattr(report, "wasxfail", "")),
+        "timeout": "Timeout of" in text,
+        "duration": round(report.duration, 2),
+        "error_tail": text.strip().splitlines()[-1][:400] if text.strip() else "",
+    }
+    with open(path, "a") as fh:
+        fh.write(json.dumps(row) + "\n")

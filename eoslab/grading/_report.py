@@ -1,0 +1,166 @@
+"""``eoslab grade LAB.ipynb``: run a lab under nbval against the cluster, and score it.
+
+A graded cell is a code cell whose metadata has ``{"eoslab": {"grade": {"task": ..., "points": ...,
+"title": ...}}}`` (cells are found by that, never by position). A task passes when its
+cell ran to the end (not errored, not timed out, not xfailed after a timeout) AND its
+check recorded a passing verdict in the grading log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eoslab.errors import EoslabError
+from eoslab.grading._checks import GRADE_LOG_ENV
+from eoslab.grading._nbval_plugin import OUTCOMES_ENV
+
+CELL_TIMEOUT = 120
+"""Per-cell limit: a lab cell does seconds of work; two minutes means it hangs (nbval's default is 2000 s)."""
+
+
+@dataclass
+class TaskResult:
+    task: str
+    title: str
+    points: float
+    max_points: float
+    passed: bool
+    message: str
+    cell_id: str | None
+
+
+@dataclass
+class Report:
+    notebook: str
+    sha256: str
+    kit_version: str
+    graded_at: str
+    duration_s: float
+    tasks: list[TaskResult] = field(default_factory=list)
+    other_errors: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return sum(t.points for t in self.tasks)
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.max_points for t in self.tasks)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["score"], data["max_score"] = self.score, self.max_score
+        return data
+
+    def table(self) -> str:
+        lines = [f"{self.notebook}: {self.score:g} / {self.max_score:g} points", ""]
+        lines.append(f"{'task':<8}{'points':>8}  {'':<6}{'title':<34}message")
+        for t in self.tasks:
+            mark = "pass" if t.passed else "FAIL"
+            lines.append(f"{t.task:<8}{t.points:>4g}/{t.max_points:<3g}  {mark:<6}{t.title[:32]:<34}{t.message}")
+        for err in self.other_errors:
+            lines.append(f"  note: {err}")
+        return "\n".join(lines)
+
+
+def graded_cells(nb: dict[str, Any]) -> list[dict[str, Any]]:
+    cells = []
+    for cell in nb.get("cells", []):
+        grade = cell.get("metadata", {}).get("eoslab", {}).get("grade")
+        if cell.get("cell_type") == "code" and grade:
+            cells.append({"cell_id": cell.get("id"), **grade})
+    return cells
+
+
+def _run_nbval(path: Path, outcomes: Path, log: Path, cell_timeout: int, timeout: float | None) -> None:
+    cmd = [sys.executable, "-m", "pytest", str(path), "--nbval-lax", "--nbval-current-env",
+           f"--nbval-cell-timeout={cell_timeout}", "-p", "eoslab.grading._nbval_plugin",
+           "-p", "no:cacheprovider", "-q", "--no-header"]
+    env = {**os.environ, OUTCOMES_ENV: str(outcomes), GRADE_LOG_ENV: str(log)}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True, cwd=path.parent)
+    try:
+        proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # pytest and its kernel: a hung notebook costs its learner only
+        proc.communicate()
+        raise EoslabError(f"{path.name} did not finish within {timeout:g} s: it was stopped and scores 0.") from None
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def score(nb: dict[str, Any], outcomes: list[dict[str, Any]], verdicts: list[dict[str, Any]],
+          cell_timeout: int = CELL_TIMEOUT) -> tuple[list[TaskResult], list[str]]:
+    """Pure: the tasks' results from the notebook, the cell outcomes and the checks' verdicts."""
+    by_cell = {o["cell_id"]: o for o in outcomes}
+    last_verdict = {v["task"]: v for v in verdicts}
+    results = []
+    for g in graded_cells(nb):
+        task, max_points = str(g["task"]), float(g.get("points", 1))
+        title = g.get("title", "")
+        out = by_cell.get(g["cell_id"])
+        ver = last_verdict.get(task)
+        if out is None:
+            passed, msg = False, "not run."
+        elif out["timeout"]:
+            passed, msg = False, f"the cell did not finish within {cell_timeout} s (timed out)."
+        elif out["xfail"] or out["outcome"] == "skipped":
+            passed, msg = False, "not run: an earlier cell timed out and the kernel was stopped."
+        elif ver is not None:
+            passed, msg = bool(ver["passed"]) and out["outcome"] == "passed", ver["message"]
+        elif out["outcome"] != "passed":
+            passed, msg = False, f"the check cell raised: {out['error_tail']}"
+        else:
+            passed, msg = False, "the cell ran but no check recorded a verdict (was the check call removed?)."
+        results.append(TaskResult(task, title, max_points if passed else 0.0, max_points, passed, msg, g["cell_id"]))
+    graded_ids = {g["cell_id"] for g in graded_cells(nb)}
+    others = [f"cell {o['cell_id']} failed: {o['error_tail']}" for o in outcomes
+              if o["cell_id"] not in graded_ids and (o["outcome"] == "failed" or o["timeout"])]
+    return results, others
+
+
+def grade_notebook(path: str | Path, *, cell_timeout: int = CELL_TIMEOUT, timeout: float | None = None,
+                   write: bool = True) -> Report:
+    """Run ``path`` under nbval and score it; write ``<name>.report.json`` beside it."""
+    from eoslab import __version__
+
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise EoslabError(f"There is no notebook {path}: give the path of a lab, e.g. labs/lab01_idempotence.ipynb.")
+    raw = path.read_bytes()
+    try:
+        nb = json.loads(raw)
+    except ValueError as exc:
+        raise EoslabError(f"{path.name} is not a valid notebook ({exc}): restore it from the lab folder.") from None
+    if not graded_cells(nb):
+        raise EoslabError(f"{path.name} has no graded cells: is it a lab notebook?")
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="eoslab-grade-") as tmp:
+        outcomes_file, log_file = Path(tmp) / "outcomes.jsonl", Path(tmp) / "verdicts.jsonl"
+        timed_out = None
+        try:
+            _run_nbval(path, outcomes_file, log_file, cell_timeout, timeout)
+        except EoslabError as exc:
+            timed_out = str(exc)
+        tasks, others = score(nb, _read_jsonl(outcomes_file), _read_jsonl(log_file), cell_timeout)
+    if timed_out:
+        tasks = [TaskResult(t.task, t.title, 0.0, t.max_points, False, timed_out, t.cell_id) for t in tasks]
+    report = Report(path.name, hashlib.sha256(raw).hexdigest(), __version__,
+                    time.strftime("%Y-%m-%dT%H:%M:%S%z"), round(time.monotonic() - t0, 1), tasks, others)
+    if write:
+        path.with_suffix(".report.json").write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    return report

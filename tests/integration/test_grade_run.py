@@ -1,0 +1,50 @@
+"""`eoslab grade` end to end on a sample notebook: a real kernel under nbval (no cluster needed)."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from eoslab.grading import grade_notebook, lab_from_solution
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "grading"
+
+
+def test_solution_and_lab_are_scored_by_behaviour_with_timeouts_counted_as_failures(tmp_path):
+    sol = tmp_path / "lab99_sample.ipynb"
+    shutil.copy(DATA / "solution_sample.ipynb", sol)
+    report = grade_notebook(sol, cell_timeout=5)
+    got = {t.task: t.passed for t in report.tasks}
+    assert got == {"t1": True, "t2": False, "t3": False, "t4": False}
+    msgs = {t.task: t.message for t in report.tasks}
+    assert msgs["t2"] == "saw nothing; expected something. Hint: this task always fails"
+    assert "did not finish within 5 s" in msgs["t3"]
+    assert report.score == 2 and report.max_score == 5
+    assert any("ZeroDivisionError" in e for e in report.other_errors)
+    saved = json.loads(sol.with_suffix(".report.json").read_text())
+    assert saved["score"] == 2 and len(saved["sha256"]) == 64 and saved["kit_version"]
+
+    lab = tmp_path / "learner" / "lab99_sample.ipynb"
+    lab.parent.mkdir()
+    lab.write_text(json.dumps(lab_from_solution(json.loads(sol.read_text()))))
+    lab_report = grade_notebook(lab, cell_timeout=5)
+    first = lab_report.tasks[0]
+    assert (first.task, first.passed) == ("t1", False)
+    assert first.message.startswith("saw None; expected 42.")
+
+
+def test_class_gradebook_with_rerun_survives_a_broken_notebook(tmp_path):
+    ana = tmp_path / "ana"
+    ana.mkdir()
+    shutil.copy(DATA / "solution_sample.ipynb", ana / "lab99_sample.ipynb")
+    bo = tmp_path / "bo"
+    bo.mkdir()
+    (bo / "lab99_sample.ipynb").write_text("{ this is not a notebook")
+    proc = subprocess.run([sys.executable, "-m", "eoslab.cli", "grade", "--class", str(tmp_path), "--rerun",
+                           "--limit", "120", "--cell-timeout", "5"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    book = (tmp_path / "gradebook.csv").read_text().splitlines()
+    assert book[0].startswith("learner,notebook,score")
+    assert any(line.startswith("ana,lab99_sample.ipynb,2") for line in book), book
+    assert any(line.startswith("bo,") for line in book)

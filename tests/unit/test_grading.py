@@ -1,0 +1,98 @@
+"""Grading logic on notebooks and outcomes (no cluster): lab generation, scoring, the gradebook."""
+
+import json
+
+import pytest
+
+from eoslab.errors import EoslabError
+from eoslab.grading import CheckFailed, collect, lab_from_solution, score, strip_solution, verdict, write_gradebook
+from eoslab.grading._checks import GRADE_LOG_ENV, guarded
+
+
+def test_solution_region_becomes_its_stub():
+    src = "x = 1\n    ### BEGIN SOLUTION\n    conf = {'a': 1}\n    ### STUB conf = {}  # TODO\n    ### END SOLUTION\ny"
+    assert strip_solution(src) == "x = 1\n    conf = {}  # TODO\ny"
+
+
+def test_region_without_stub_gets_a_todo_comment():
+    assert strip_solution("### BEGIN SOLUTION\nz = 3\n### END SOLUTION") == "# TODO: your code here"
+
+
+def test_unclosed_region_is_a_sentence():
+    with pytest.raises(EoslabError, match="has no '### END SOLUTION'"):
+        strip_solution("### BEGIN SOLUTION\nz = 3")
+
+
+def test_lab_strips_outputs_keeps_ids_and_grade_metadata():
+    nb = {"cells": [{"cell_type": "code", "id": "c1", "metadata": {"eoslab": {"grade": {"task": "t1"}}},
+                     "source": "### BEGIN SOLUTION\na=1\n### END SOLUTION", "outputs": [{"x": 1}],
+                     "execution_count": 3}], "metadata": {}}
+    lab = lab_from_solution(nb)
+    cell = lab["cells"][0]
+    assert cell["outputs"] == [] and cell["execution_count"] is None
+    assert cell["id"] == "c1" and cell["metadata"]["eoslab"]["grade"]["task"] == "t1"
+    assert nb["cells"][0]["outputs"] == [{"x": 1}]  # the solution is not modified
+
+
+NB = {"cells": [
+    {"cell_type": "code", "id": "a", "metadata": {"eoslab": {"grade": {"task": "t1", "points": 2}}}, "source": ""},
+    {"cell_type": "code", "id": "b", "metadata": {"eoslab": {"grade": {"task": "t2"}}}, "source": ""},
+    {"cell_type": "code", "id": "c", "metadata": {"eoslab": {"grade": {"task": "t3"}}}, "source": ""},
+    {"cell_type": "code", "id": "d", "metadata": {"eoslab": {"grade": {"task": "t4"}}}, "source": ""},
+    {"cell_type": "code", "id": "e", "metadata": {"eoslab": {"grade": {"task": "t5"}}}, "source": ""},
+    {"cell_type": "code", "id": "x", "metadata": {}, "source": ""},
+]}
+
+
+def _out(cell_id, outcome="passed", timeout=False, xfail=False, tail=""):
+    return {"cell_id": cell_id, "outcome": outcome, "timeout": timeout, "xfail": xfail, "error_tail": tail}
+
+
+def test_score_counts_timeouts_xfails_and_missing_verdicts_as_failed():
+    outcomes = [_out("a"), _out("b", "failed", tail="CheckFailed: t2: saw 1"), _out("c", "failed", timeout=True),
+                _out("d", "skipped", xfail=True), _out("e"), _out("x", "failed", tail="ZeroDivisionError")]
+    verdicts = [{"task": "t1", "passed": True, "message": "ok"}, {"task": "t2", "passed": False, "message": "saw 1"},
+                {"task": "t3", "passed": True, "message": "would have passed"},
+                {"task": "t4", "passed": True, "message": "stale"}]
+    tasks, others = score(NB, outcomes, verdicts, cell_timeout=7)
+    got = {t.task: (t.passed, t.points) for t in tasks}
+    assert got == {"t1": (True, 2.0), "t2": (False, 0.0), "t3": (False, 0.0), "t4": (False, 0.0), "t5": (False, 0.0)}
+    assert "did not finish within 7 s" in tasks[2].message
+    assert "earlier cell timed out" in tasks[3].message
+    assert "no check recorded a verdict" in tasks[4].message
+    assert others == ["cell x failed: ZeroDivisionError"]
+
+
+def test_verdict_raises_a_sentence_and_logs(tmp_path, monkeypatch):
+    log = tmp_path / "v.jsonl"
+    monkeypatch.setenv(GRADE_LOG_ENV, str(log))
+    verdict("t1", True, ok="fine")
+    with pytest.raises(CheckFailed) as err:
+        verdict("t2", False, ok="", saw="2 batches", expected="1 batch", hint="turn idempotence on")
+    assert str(err.value) == "t2: saw 2 batches; expected 1 batch. Hint: turn idempotence on"
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["task"], r["passed"]) for r in rows] == [("t1", True), ("t2", False)]
+
+
+def test_guarded_turns_a_learner_none_into_a_failed_task():
+    @guarded("t9")
+    def check(x):
+        return verdict("t9", x["k"] == 1, ok="ok")
+
+    with pytest.raises(CheckFailed, match="TypeError"):
+        check(None)
+
+
+def test_gradebook_from_reports(tmp_path):
+    for learner, pts in (("ana", 2.0), ("bo", 0.0)):
+        d = tmp_path / learner
+        d.mkdir()
+        report = {"notebook": "lab01.ipynb", "score": pts, "max_score": 2.0, "sha256": "ab" * 32,
+                  "graded_at": "now", "tasks": [{"task": "t1", "max_points": 2.0, "points": pts}]}
+        (d / "lab01.report.json").write_text(json.dumps(report))
+    (tmp_path / "cy").mkdir()
+    rows = collect(tmp_path)
+    assert [(r["learner"], r["score"]) for r in rows] == [("ana", 2.0), ("bo", 0.0), ("cy", 0)]
+    assert "has not run `eoslab grade`" in rows[2]["error"]
+    write_gradebook(rows, tmp_path / "g.csv")
+    assert (tmp_path / "g.csv").read_text().splitlines()[0].startswith("learner,notebook,score")
