@@ -89,6 +89,9 @@ class Backend(Protocol):
     def host_data_path(self, node: Node) -> Path | None:
         """The node's log.dirs on this machine, if the learner can browse it."""
 
+    def list_files(self, node: Node, folder: str) -> list[tuple[str, int]]:
+        """(name, size) of the files in ``folder`` under the node's log.dirs."""
+
     def tool_bootstrap_servers(self) -> str:
         """The bootstrap servers as a CLI tool of this backend reaches them."""
 

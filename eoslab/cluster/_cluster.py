@@ -315,6 +315,20 @@ class Cluster:
 
         return cluster_mermaid(self, topic)
 
+    def isr_timeline(self, topic: str, interval: float = 0.25):  # type: ignore[no-untyped-def]
+        """A context manager that samples leaders and ISRs of ``topic`` (see :mod:`._watch`)."""
+        from eoslab.cluster._watch import IsrTimeline
+
+        return IsrTimeline(self, topic, interval)
+
+    def partition_files(self, broker: str | Node, topic: str, partition: int):  # type: ignore[no-untyped-def]
+        """The files of one partition replica on one broker: name, bytes (a DataFrame)."""
+        import pandas as pd
+
+        node = broker if isinstance(broker, Node) else self.topology.node(broker)
+        rows = self.backend.list_files(node, f"{topic}-{partition}")
+        return pd.DataFrame(rows, columns=["file", "bytes"])
+
     def heal(self, timeout: float = 120.0) -> None:
         """Undo every fault: see :func:`eoslab.cluster._heal.heal`."""
         from eoslab.cluster._heal import heal

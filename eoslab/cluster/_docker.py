@@ -148,6 +148,16 @@ class DockerBackend:
     def host_data_path(self, node: Node) -> Path | None:
         return None  # in a named volume: `docker compose exec broker-1 ls /var/lib/kafka/data`
 
+    def list_files(self, node: Node, folder: str) -> list[tuple[str, int]]:
+        proc = subprocess.run([*self._base(), "exec", "-T", node.name, "find", f"{CONTAINER_DATA_DIR}/{folder}",
+                               "-maxdepth", "1", "-type", "f", "-printf", "%f %s\\n"],
+                              capture_output=True, text=True, timeout=60)
+        if proc.returncode != 0:
+            raise EoslabError(f"{node.name} has no folder {folder} in {CONTAINER_DATA_DIR}: "
+                              "check the topic and partition, and that this broker holds a replica.")
+        rows = [line.rsplit(" ", 1) for line in proc.stdout.splitlines() if line.strip()]
+        return sorted((name, int(size)) for name, size in rows)
+
     def tool_bootstrap_servers(self) -> str:
         # Inside the compose network the INTERNAL listeners are reachable by name.
         return ",".join(f"{b.name}:{b.internal_port}" for b in self.topology.brokers)

@@ -35,7 +35,10 @@ def end_child_clients() -> list[int]:
 
 
 def heal(cluster: Cluster, timeout: float = 120.0) -> None:
-    """Start or resume every node, end demo clients, wait for full ISRs, restore leaders."""
+    """Heal every proxy fault, start or resume every node, end demo clients, wait for full ISRs, restore leaders."""
+    from eoslab.faults import clear_faults  # late: faults sits above cluster in the layering
+
+    clear_faults(cluster.topology)  # a running proxy forwards everything again (it is not started here)
     end_child_clients()
     for status in cluster.status():
         node = cluster.topology.node(status.name)

@@ -301,6 +301,13 @@ class LocalBackend:
             return None
         return _first_error(self.logs(node, 200)) or f"exited; see {self.log_file(node)}"
 
+    def list_files(self, node: Node, folder: str) -> list[tuple[str, int]]:
+        path = self.host_data_path(node) / folder
+        if not path.is_dir():
+            raise EoslabError(f"{node.name} has no folder {folder} in {self.host_data_path(node)}: "
+                              "check the topic and partition, and that this broker holds a replica.")
+        return sorted((p.name, p.stat().st_size) for p in path.iterdir() if p.is_file())
+
     # -- tools --------------------------------------------------------------
     def tool_bootstrap_servers(self) -> str:
         return self.topology.bootstrap_servers()

@@ -6,7 +6,9 @@ import pytest
 import yaml
 
 from eoslab._compose import env_name, prop_name, render_compose
-from eoslab.topology import KAFKA_VERSION, TOPOLOGY, node_properties
+from eoslab.topology import KAFKA_VERSION, Topology, node_properties
+
+TOPOLOGY = Topology()  # the canonical ports the compose file uses
 
 ROOT = Path(__file__).resolve().parents[2]
 

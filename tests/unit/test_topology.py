@@ -3,7 +3,9 @@
 import pytest
 
 from eoslab.errors import UnknownNodeError
-from eoslab.topology import TOPOLOGY, node_properties
+from eoslab.topology import Topology, node_properties
+
+TOPOLOGY = Topology()  # the canonical ports, whatever $EOSLAB_PORT_OFFSET says
 
 
 def test_three_controllers_three_brokers_with_the_course_ids():
@@ -73,3 +75,10 @@ def test_unknown_node_is_one_sentence_with_the_names():
 def test_bootstrap_servers():
     assert TOPOLOGY.bootstrap_servers() == "127.0.0.1:19091,127.0.0.1:19092,127.0.0.1:19093"
     assert TOPOLOGY.bootstrap_servers(proxied=True) == "127.0.0.1:19391,127.0.0.1:19392,127.0.0.1:19393"
+
+
+def test_port_offset_shifts_every_port():
+    shifted = Topology(port_offset=1000)
+    assert shifted.bootstrap_servers() == "127.0.0.1:20091,127.0.0.1:20092,127.0.0.1:20093"
+    assert shifted.proxy_control_port == 20400
+    assert shifted.quorum_voters("127.0.0.1").startswith("101@127.0.0.1:20101")

@@ -1,0 +1,101 @@
+"""What the cluster knows about exactly-once, as Python objects and DataFrames.
+
+Every function takes the :class:`~eoslab.cluster.Cluster` first and returns
+dataclasses (lists of them come as :class:`Rows`, with ``.to_frame()``)::
+
+    from eoslab import inspect as ins
+    ins.batches(cluster, "demo", 0).to_frame()          # batch headers on the leader's disk
+    ins.describe_producers(cluster, "demo", 0, broker=2)
+    ins.offsets(cluster, "demo").to_frame()              # log start, HW, LSO
+    ins.coordinator(cluster, "my-txn-app")               # predicted and reported
+    ins.transaction_history(cluster, "my-txn-app")       # __transaction_state, in order
+    ins.producer_id_blocks(cluster).to_frame()           # ProducerIdsRecords (KIP-730)
+    p = ins.ObservedProducer({...}); p.eos()             # librdkafka's own PID/epoch
+
+Where Kafka ships a tool that answers, we run it and parse its text
+(DumpLogSegments, kafka-transactions.sh): one JVM start per question, all
+files in one call, sealed segments cached. Where a Python API answers
+(ListOffsets, FindCoordinator, librdkafka statistics) no JVM starts.
+"""
+
+from eoslab.inspect._batches import PartitionFolderMissing, batches, partition_files, records_frame
+from eoslab.inspect._client_view import ClientEos, ClientLog, ObservedProducer, acquired_pids, observed_producer
+from eoslab.inspect._coordinators import (
+    Coordinator,
+    coordinator,
+    coordinator_partition,
+    coordinators,
+    java_string_hash,
+    kafka_abs,
+    predict_coordinators,
+)
+from eoslab.inspect._dumplog import Batch, DumpedFile, Record, SnapshotEntry, clear_cache, parse_dump
+from eoslab.inspect._offsets import PartitionOffsets, offsets, partition_offsets
+from eoslab.inspect._pid_blocks import (
+    PRODUCER_ID_BLOCK_SIZE,
+    ProducerIdBlock,
+    block_of,
+    parse_pid_blocks,
+    producer_id_blocks,
+)
+from eoslab.inspect._producers import ProducerState, describe_producers, parse_describe_producers, producer_snapshots
+from eoslab.inspect._table import Rows, frame
+from eoslab.inspect._transactions import (
+    TXN_STATES,
+    TransactionDescription,
+    TransactionListing,
+    TransactionNotFound,
+    TxnLogEntry,
+    describe_transaction,
+    list_transactions,
+    parse_transaction_log,
+    transaction_history,
+)
+
+__all__ = [
+    "Batch",
+    "ClientEos",
+    "ClientLog",
+    "Coordinator",
+    "DumpedFile",
+    "ObservedProducer",
+    "PRODUCER_ID_BLOCK_SIZE",
+    "PartitionFolderMissing",
+    "PartitionOffsets",
+    "ProducerIdBlock",
+    "ProducerState",
+    "Record",
+    "Rows",
+    "SnapshotEntry",
+    "TXN_STATES",
+    "TransactionDescription",
+    "TransactionListing",
+    "TransactionNotFound",
+    "TxnLogEntry",
+    "acquired_pids",
+    "batches",
+    "block_of",
+    "clear_cache",
+    "coordinator",
+    "coordinator_partition",
+    "coordinators",
+    "describe_producers",
+    "describe_transaction",
+    "frame",
+    "java_string_hash",
+    "kafka_abs",
+    "list_transactions",
+    "observed_producer",
+    "offsets",
+    "parse_describe_producers",
+    "parse_dump",
+    "parse_pid_blocks",
+    "parse_transaction_log",
+    "partition_files",
+    "partition_offsets",
+    "predict_coordinators",
+    "producer_id_blocks",
+    "producer_snapshots",
+    "records_frame",
+    "transaction_history",
+]

@@ -1,0 +1,340 @@
+"""Kafka's DumpLogSegments, run once per question and parsed into objects.
+
+Why parse instead of decoding the files ourselves: the tool of the pinned
+release IS the reference reader of its own log format (batches, control
+records, producer-state snapshots, the ``__transaction_state`` and
+``__cluster_metadata`` decoders). We only read its text, which is stable
+enough across 4.x: ``name: value`` tokens per batch and per record (``| ``
+prefix), one ``Dumping <file>`` header per file.
+
+Each tool call is a JVM start (1-2 s on 2 cores), so :func:`dump` takes all
+the files of a question in ONE call and caches each file's parse keyed by
+(path, size, mtime): a sealed segment is read once per session, the active one
+again only after it changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from eoslab.errors import EoslabError
+
+if TYPE_CHECKING:
+    from eoslab.cluster import Cluster
+    from eoslab.topology import Node
+
+_TOKEN = re.compile(r"(\w+): (\S+)")
+_JSON_PART = re.compile(r"^ (\w+):? (?=[{\[])")  # "LeaderChange: {..}" and "SnapshotHeader {..}"
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record of a batch (``--deep-iteration``).
+
+    ``key``/``value`` are the tool's rendering (``--print-data-log``): text for
+    plain data, JSON text for the internal-topic decoders, ``None`` when not
+    asked for. DumpLogSegments prints header KEYS only, never header values.
+    A control record carries ``marker`` (``COMMIT``/``ABORT``, KIP-98) and
+    ``coordinator_epoch``, or ``control_type`` for KRaft control records
+    (``LeaderChange``, ``SnapshotHeader`` ...) with ``control_data``.
+    """
+
+    offset: int
+    timestamp: int
+    key_size: int
+    value_size: int
+    sequence: int
+    header_keys: tuple[str, ...] = ()
+    key: str | None = None
+    value: str | None = None
+    marker: str | None = None
+    coordinator_epoch: int | None = None
+    control_type: str | None = None
+    control_data: str | None = None
+
+    def key_json(self) -> Any:
+        return json.loads(self.key) if self.key else None
+
+    def value_json(self) -> Any:
+        """The decoded payload, or ``None`` for a tombstone (the decoders print ``<DELETE>``)."""
+        if not self.value or self.value[:1] not in "{[":
+            return None
+        return json.loads(self.value)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One record batch as it sits on disk (the v2 header, KIP-98).
+
+    Without idempotence the header still carries producer id, epoch and base
+    sequence, all -1: idempotence adds no bytes on disk. ``marker`` is set for
+    a transaction marker (a control batch of one COMMIT or ABORT record).
+    """
+
+    file: str
+    base_offset: int
+    last_offset: int
+    count: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    last_sequence: int
+    is_transactional: bool
+    is_control: bool
+    marker: str | None
+    coordinator_epoch: int | None
+    partition_leader_epoch: int
+    timestamp_type: str
+    timestamp: int
+    position: int
+    size: int
+    compression: str
+    records: tuple[Record, ...] = ()
+
+
+@dataclass(frozen=True)
+class SnapshotEntry:
+    """One producer of a producer-state ``.snapshot`` file (what a broker reloads on restart).
+
+    ``snapshot_offset`` is the file's name: the state is as of that log offset.
+    ``current_txn_first_offset`` is the first offset of the producer's open
+    transaction (what holds the LSO back), ``None`` when none is open.
+    """
+
+    file: str
+    snapshot_offset: int
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    current_txn_first_offset: int | None
+    last_timestamp: int
+    first_sequence: int
+    last_sequence: int
+    last_offset: int
+    offset_delta: int
+
+
+@dataclass
+class DumpedFile:
+    """The parse of one ``Dumping <file>`` section."""
+
+    path: str
+    batches: list[Batch] = field(default_factory=list)
+    snapshot: list[SnapshotEntry] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # lines we did not recognise, kept for debugging
+
+
+def _int(text: str) -> int:
+    return int(text)
+
+
+def _optional_long(text: str) -> int | None:
+    m = re.fullmatch(r"OptionalLong\[(-?\d+)\]", text)
+    return int(m.group(1)) if m else None
+
+
+def _parse_record(line: str) -> Record:
+    body = line[2:]
+    head, sep, rest = body.partition(" headerKeys: [")
+    if not sep:
+        raise ValueError(f"no headerKeys in record line: {line!r}")
+    hk_text, _, rest = rest.partition("]")
+    tok = dict(_TOKEN.findall(head))
+    ts_name = next((k for k in tok if k.endswith("Time")), None)
+    marker = coord = control_type = control_data = key = value = None
+    if rest.startswith(" endTxnMarker: "):
+        t = dict(_TOKEN.findall(rest))
+        marker, coord = t["endTxnMarker"], int(t["coordinatorEpoch"])
+    elif rest.startswith(" key: "):
+        key, value = _split_key_payload(rest[len(" key: "):])
+    elif rest.startswith(" payload: "):
+        value = rest[len(" payload: "):]
+    elif (m := _JSON_PART.match(rest)) is not None:
+        control_type, control_data = m.group(1), rest[m.end():]
+    elif rest.startswith(" controlType: "):
+        control_type = rest[len(" controlType: "):]
+    return Record(
+        offset=int(tok["offset"]),
+        timestamp=int(tok[ts_name]) if ts_name else -1,
+        key_size=int(tok.get("keySize", -1)),
+        value_size=int(tok.get("valueSize", -1)),
+        sequence=int(tok.get("sequence", -1)),
+        header_keys=tuple(k for k in hk_text.split(",") if k),
+        key=key,
+        value=value,
+        marker=marker,
+        coordinator_epoch=coord,
+        control_type=control_type,
+        control_data=control_data,
+    )
+
+
+def _split_key_payload(text: str) -> tuple[str, str | None]:
+    """``<key> payload: <value>``: a JSON key is read as JSON, so a ``payload:`` inside it cannot fool us."""
+    if text[:1] == "{":
+        try:
+            _, end = json.JSONDecoder().raw_decode(text)
+        except ValueError:
+            end = -1
+        if end > 0:
+            rest = text[end:]
+            return text[:end], rest[len(" payload: "):] if rest.startswith(" payload: ") else None
+    key, sep, value = text.partition(" payload: ")
+    return key, (value if sep else None)
+
+
+def _batch(path: str, tok: dict[str, str]) -> Batch:
+    ts_name = next((k for k in tok if k.endswith("Time") and k != "deleteHorizonMs"), "NoTimestampType")
+    return Batch(
+        file=path,
+        base_offset=_int(tok["baseOffset"]),
+        last_offset=_int(tok["lastOffset"]),
+        count=_int(tok["count"]),
+        producer_id=_int(tok["producerId"]),
+        producer_epoch=_int(tok["producerEpoch"]),
+        base_sequence=_int(tok["baseSequence"]),
+        last_sequence=_int(tok["lastSequence"]),
+        is_transactional=tok["isTransactional"] == "true",
+        is_control=tok["isControl"] == "true",
+        marker=None,
+        coordinator_epoch=None,
+        partition_leader_epoch=_int(tok["partitionLeaderEpoch"]),
+        timestamp_type=ts_name,
+        timestamp=_int(tok.get(ts_name, "-1")),
+        position=_int(tok["position"]),
+        size=_int(tok["size"]),
+        compression=tok.get("compresscodec", "none"),
+    )
+
+
+def _finish(batch: Batch, records: list[Record]) -> Batch:
+    from dataclasses import replace
+
+    marker = next((r.marker for r in records if r.marker), None)
+    coord = next((r.coordinator_epoch for r in records if r.marker), None)
+    return replace(batch, records=tuple(records), marker=marker, coordinator_epoch=coord)
+
+
+def _snapshot_offset(path: str) -> int:
+    stem = os.path.basename(path).split(".")[0]
+    return int(stem) if stem.isdigit() else -1
+
+
+def parse_dump(text: str) -> list[DumpedFile]:
+    """Parse the whole stdout of one DumpLogSegments call, one :class:`DumpedFile` per file."""
+    files: list[DumpedFile] = []
+    cur: DumpedFile | None = None
+    pending: Batch | None = None
+    records: list[Record] = []
+
+    def flush() -> None:
+        nonlocal pending, records
+        if cur is not None and pending is not None:
+            cur.batches.append(_finish(pending, records))
+        pending, records = None, []
+
+    for line in text.splitlines():
+        if line.startswith("Dumping "):
+            flush()
+            cur = DumpedFile(line[len("Dumping "):].strip())
+            files.append(cur)
+        elif cur is None:
+            continue
+        elif line.startswith("| "):
+            if pending is None:
+                cur.notes.append(line)
+            else:
+                records.append(_parse_record(line))
+        elif line.startswith("baseOffset: "):
+            flush()
+            pending = _batch(cur.path, dict(_TOKEN.findall(line)))
+        elif line.startswith("producerId: "):
+            t = dict(_TOKEN.findall(line))
+            cur.snapshot.append(SnapshotEntry(
+                file=cur.path,
+                snapshot_offset=_snapshot_offset(cur.path),
+                producer_id=int(t["producerId"]),
+                producer_epoch=int(t["producerEpoch"]),
+                coordinator_epoch=int(t["coordinatorEpoch"]),
+                current_txn_first_offset=_optional_long(t["currentTxnFirstOffset"]),
+                last_timestamp=int(t["lastTimestamp"]),
+                first_sequence=int(t["firstSequence"]),
+                last_sequence=int(t["lastSequence"]),
+                last_offset=int(t["lastOffset"]),
+                offset_delta=int(t["offsetDelta"]),
+            ))
+        elif line.strip() and not line.startswith("Log starting offset"):
+            cur.notes.append(line)
+    flush()
+    return files
+
+
+# -- running the tool, with a cache -------------------------------------------------------------
+
+_CACHE: OrderedDict[tuple[Any, ...], DumpedFile] = OrderedDict()
+_CACHE_SIZE = 512
+
+
+def clear_cache() -> None:
+    """Forget every parsed file (e.g. after a reset of the cluster's data)."""
+    _CACHE.clear()
+
+
+def list_folder(cluster: Cluster, node: Node, folder: str) -> list[str] | None:
+    """File names in ``<log.dirs>/<folder>`` of ``node``, or ``None`` if the folder does not exist.
+
+    Asks the backend (a directory listing here, ``docker compose exec find`` in a container).
+    """
+    try:
+        return [name for name, _ in cluster.backend.list_files(node, folder)]
+    except EoslabError:
+        return None
+
+
+def dump(cluster: Cluster, node: Node, folder: str, names: Sequence[str], *flags: str) -> list[DumpedFile]:
+    """DumpLogSegments over ``names`` in ``<log.dirs>/<folder>`` of ``node``, in ONE JVM call.
+
+    ``flags`` are the tool's options (``--deep-iteration``, ``--print-data-log``,
+    ``--transaction-log-decoder`` ...). Cached per file by (size, mtime).
+    """
+    host = cluster.backend.host_data_path(node)
+    tool_dir = f"{cluster.backend.data_path(node)}/{folder}"
+    keys: list[tuple[Any, ...] | None] = []
+    for name in names:
+        key: tuple[Any, ...] | None = None
+        if host is not None:
+            try:
+                st = (Path(host) / folder / name).stat()
+                key = (cluster.backend.name, node.name, str(host), folder, name, st.st_size, st.st_mtime_ns, flags)
+            except FileNotFoundError:  # deleted by retention since the listing: dump it anyway, the tool says
+                key = None
+        keys.append(key)
+    missing = [n for n, k in zip(names, keys, strict=True) if k is None or k not in _CACHE]
+    fresh: dict[str, DumpedFile] = {}
+    if missing:
+        out = cluster.tool("dump-log", *flags, "--files", ",".join(f"{tool_dir}/{n}" for n in missing),
+                           node=node.name)
+        for parsed in parse_dump(out):
+            fresh[os.path.basename(parsed.path)] = parsed
+    result = []
+    for name, key in zip(names, keys, strict=True):
+        if name in fresh:
+            got = fresh[name]
+            if key is not None:
+                _CACHE[key] = got
+                while len(_CACHE) > _CACHE_SIZE:
+                    _CACHE.popitem(last=False)
+        elif key is not None and key in _CACHE:
+            got = _CACHE[key]
+            _CACHE.move_to_end(key)
+        else:
+            got = DumpedFile(f"{tool_dir}/{name}", notes=["the tool printed nothing for this file"])
+        result.append(got)
+    return result

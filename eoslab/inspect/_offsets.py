@@ -1,0 +1,72 @@
+"""Log start, high watermark and last stable offset of each partition, asked in-process.
+
+ListOffsets answers all three (no JVM): earliest = log start offset;
+latest with ``read_uncommitted`` = high watermark; latest with
+``read_committed`` = last stable offset (KIP-98), the first offset of the
+oldest open transaction, or the high watermark when none is open. The LSO
+catches up only when the markers are written, and the coordinator writes
+them AFTER EndTxn has answered the producer: poll, do not assert at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from eoslab.errors import EoslabError
+from eoslab.inspect._table import Rows
+
+if TYPE_CHECKING:
+    from eoslab.cluster import Cluster
+
+
+@dataclass(frozen=True)
+class PartitionOffsets:
+    """Offsets of one partition. ``open_gap`` = HW - LSO: offsets a read_committed consumer must wait for."""
+
+    topic: str
+    partition: int
+    log_start: int
+    high_watermark: int
+    last_stable: int
+
+    @property
+    def open_gap(self) -> int:
+        return self.high_watermark - self.last_stable
+
+    FRAME_EXTRAS = ("open_gap",)
+
+
+def _ask(client: Any, tps: list[Any], spec: Any, isolation: Any, timeout: float) -> dict[tuple[str, int], int]:
+    from confluent_kafka import KafkaException
+
+    futures = client.list_offsets({tp: spec for tp in tps}, isolation_level=isolation, request_timeout=timeout)
+    out = {}
+    for tp, fut in futures.items():
+        try:
+            out[(tp.topic, tp.partition)] = fut.result(timeout=timeout + 1).offset
+        except KafkaException as exc:
+            raise EoslabError(f"ListOffsets for {tp.topic}-{tp.partition} failed: {exc.args[0].str()}. "
+                              "Check the topic exists and its leader is up (cluster.partitions()).") from None
+    return out
+
+
+def offsets(cluster: Cluster, topic: str, partitions: list[int] | None = None,
+            timeout: float = 10.0) -> Rows[PartitionOffsets]:
+    """Log start, HW and LSO of ``topic``'s partitions (all of them by default): three ListOffsets calls."""
+    from confluent_kafka import IsolationLevel, TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    if partitions is None:
+        partitions = [p.partition for p in cluster.partitions(topic)]
+    tps = [TopicPartition(topic, p) for p in partitions]
+    client = cluster.admin.client
+    start = _ask(client, tps, OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED, timeout)
+    hw = _ask(client, tps, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED, timeout)
+    lso = _ask(client, tps, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED, timeout)
+    rows = [PartitionOffsets(topic, p, start[(topic, p)], hw[(topic, p)], lso[(topic, p)]) for p in partitions]
+    return Rows(rows, PartitionOffsets)
+
+
+def partition_offsets(cluster: Cluster, topic: str, partition: int, timeout: float = 10.0) -> PartitionOffsets:
+    return offsets(cluster, topic, [partition], timeout)[0]
