@@ -242,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_labs)
     s = sub.add_parser("bench", help="benchmarks that print figures")
     s.add_argument("what", choices=["cluster", "proxy"])
-    s.add_argument("--seconds", type=float, default=10.0, help="proxy: seconds per measured phase")
+    s.add_argument("--seconds", type=float, default=8.0, help="proxy: seconds per measured phase")
     s.add_argument("--fresh", action="store_true", help="also time a start from empty storage (deletes data)")
     s.set_defaults(func=cmd_bench)
     return p

@@ -1,0 +1,121 @@
+"""``eoslab bench proxy``: what the fault proxy costs, direct vs proxied, measured in ONE run.
+
+Targets (issue 3): throughput through the proxy ≥ 0.8× direct, and ≤ 2 ms
+added p99 latency, at acks=all with idempotence. Both paths use the same
+topic, record size and client settings; the phases alternate (direct,
+proxied, ...: 3 rounds) so that a busy moment of the 2-core laptop does not
+land on one path only, and the MEDIAN round of each path is compared.
+Latency samples alternate message by message between two producers for the
+same reason. Each figure is printed with its target and the ratio.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Producer
+
+from eoslab.bench.cluster import machine
+from eoslab.cluster import Cluster
+
+RECORD = b"x" * 1024
+ROUNDS = 3  # per path; the direct figure alone varies by ±30 % between rounds on a busy 2-core laptop
+LATENCY_SAMPLES = 1000  # round trips of ~1-2 ms each: p99 rests on the 10 slowest, ~3 s for both paths
+
+PRODUCER: dict[str, Any] = {
+    "enable.idempotence": True,  # the setting under test: PID + sequences, acks=all, in-flight <= 5
+    "acks": "all",
+    "linger.ms": 5,  # a realistic batching window; both paths use the same
+    "compression.type": "none",  # measure bytes moved, not CPU spent compressing
+}
+
+
+@dataclass
+class Throughput:
+    records: int
+    seconds: float
+
+    @property
+    def per_s(self) -> float:
+        return self.records / self.seconds
+
+    @property
+    def mb_s(self) -> float:
+        return self.per_s * len(RECORD) / 2**20
+
+
+def throughput(bootstrap: str, topic: str, seconds: float) -> Throughput:
+    p = Producer({"bootstrap.servers": bootstrap, "client.id": "bench-proxy-tput", **PRODUCER})
+    p.produce(topic, RECORD)
+    p.flush(30)  # connections, metadata and the producer id are not part of the figure
+    sent, t0 = 0, time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        for _ in range(1000):
+            try:
+                p.produce(topic, RECORD)
+                sent += 1
+            except BufferError:
+                p.poll(0.005)
+        p.poll(0)
+    p.flush(60)
+    return Throughput(sent, time.monotonic() - t0)
+
+
+def latencies(direct: str, proxied: str, topic: str, samples: int = LATENCY_SAMPLES) -> tuple[list[float], ...]:
+    """Milliseconds from produce() to the delivery report, one message at a time, alternating paths."""
+    producers = [Producer({"bootstrap.servers": b, "client.id": f"bench-proxy-lat{i}", **PRODUCER, "linger.ms": 0})
+                 for i, b in enumerate((direct, proxied))]
+    out: tuple[list[float], list[float]] = ([], [])
+    for p in producers:
+        p.produce(topic, RECORD, partition=0)
+        p.flush(30)
+    for _ in range(samples):
+        for p, acc in zip(producers, out, strict=True):
+            t0 = time.perf_counter()
+            p.produce(topic, RECORD, partition=0)
+            p.flush(10)
+            acc.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def p99(values: list[float]) -> float:
+    return statistics.quantiles(values, n=100)[98]
+
+
+def bench_proxy(cluster: Cluster, seconds: float = 8.0) -> int:
+    """Print the figures; exit code 0 when both targets are met, 1 otherwise."""
+    from eoslab.faults import Proxy, ensure_proxy
+
+    ensure_proxy(cluster)
+    proxy = Proxy(cluster.topology)
+    proxy.clear_rules(client_id="bench-proxy-tput")
+    topic = f"bench-proxy-{uuid.uuid4().hex[:8]}"
+    cluster.admin.create_topic(topic, partitions=3)
+    direct, proxied = cluster.bootstrap_servers(), cluster.bootstrap_servers(proxied=True)
+    print(f"machine: {machine()}")
+    print(f"topic {topic} (3 partitions, RF 3, min.insync.replicas=2), 1 KiB records, acks=all, idempotent")
+    try:
+        rounds: dict[str, list[Throughput]] = {"direct": [], "proxied": []}
+        for _ in range(ROUNDS):
+            for name, bootstrap in (("direct", direct), ("proxied", proxied)):
+                t = throughput(bootstrap, topic, seconds)
+                rounds[name].append(t)
+                print(f"  {name:<8} {t.per_s:>9.0f} records/s  {t.mb_s:6.1f} MiB/s  ({t.records} in {t.seconds:.1f} s)")
+        ratio = (statistics.median(t.per_s for t in rounds["proxied"])
+                 / statistics.median(t.per_s for t in rounds["direct"]))
+        lat_d, lat_p = latencies(direct, proxied, topic)
+        added = p99(lat_p) - p99(lat_d)
+    finally:
+        proxy.clear_trace(client_id="bench-proxy-tput")  # the trace is for lessons, not for 10^5 batches
+        cluster.admin.delete_topic(topic)
+    ok_t, ok_l = ratio >= 0.8, added <= 2.0
+    print(f"throughput proxied/direct   {ratio:6.2f}x (medians)   target ≥ 0.8x   {'ok' if ok_t else 'UNDER TARGET'}")
+    print(f"latency p50 direct {statistics.median(lat_d):.2f} ms, proxied {statistics.median(lat_p):.2f} ms; "
+          f"p99 direct {p99(lat_d):.2f} ms, proxied {p99(lat_p):.2f} ms")
+    print(f"added p99 latency          {added:6.2f} ms  target ≤ 2 ms   ratio {added / 2.0:5.2f}  "
+          f"{'ok' if ok_l else 'OVER TARGET'}")
+    return 0 if ok_t and ok_l else 1

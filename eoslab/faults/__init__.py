@@ -1,0 +1,51 @@
+"""Faults: a Kafka-protocol-aware proxy on the client path, its protocol trace, and a zombie client.
+
+Every broker advertises a PROXIED listener at ``127.0.0.1:<proxy_front_port>``;
+the daemon (``python -m eoslab.faults.daemon``, started by ``eoslab up``)
+listens there and forwards to the broker's ``proxied_port``. A client that
+bootstraps from ``cluster.bootstrap_servers(proxied=True)`` reaches every
+broker through it, and the proxy can lose an ack, delay or drop a request,
+cut a connection, replay a Produce, and trace every EOS request::
+
+    proxy = eoslab.faults.Proxy.connect(cluster)
+    with proxy.drop_response(api="Produce", client_id="demo-1", close=True):
+        ...
+    eoslab.show_mermaid(proxy.trace(client_id="demo-1").mermaid())
+"""
+
+from eoslab.faults._client import Fault, Proxy, Trace
+from eoslab.faults._errors import FaultError, FaultRuleError, ProxyNotRunning, ProxyStartError
+from eoslab.faults._lifecycle import ensure_proxy, stop_proxy
+from eoslab.faults._profile import DEMO_PRODUCER, demo_producer_config
+from eoslab.faults._render import BLIND_SPOTS
+from eoslab.faults._rules import RuleSpec
+from eoslab.faults._zombie import ZombieProducer
+
+__all__ = [
+    "BLIND_SPOTS",
+    "DEMO_PRODUCER",
+    "Fault",
+    "FaultError",
+    "FaultRuleError",
+    "Proxy",
+    "ProxyNotRunning",
+    "ProxyStartError",
+    "RuleSpec",
+    "Trace",
+    "ZombieProducer",
+    "clear_faults",
+    "demo_producer_config",
+    "ensure_proxy",
+    "stop_proxy",
+]
+
+
+def clear_faults(topology: object = None) -> int:
+    """Heal every proxy rule if the daemon runs (``Cluster.heal`` calls this); the number removed."""
+    from eoslab.faults._lifecycle import health
+    from eoslab.topology import TOPOLOGY, Topology
+
+    topo = topology if isinstance(topology, Topology) else TOPOLOGY
+    if health(topo) is None:
+        return 0
+    return Proxy(topo).clear_rules()

@@ -1,0 +1,200 @@
+"""The Python face of the proxy daemon: rules as fault objects, the trace, replays, raw requests.
+
+    >>> proxy = Proxy.connect(cluster)                       # starts the daemon if needed
+    >>> with proxy.drop_response(api="Produce", client_id="demo-1", close=True):
+    ...     producer.produce(...); producer.flush()          # the ack is lost, the retry is deduplicated
+    >>> eoslab.show_mermaid(proxy.trace(client_id="demo-1").mermaid())
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from eoslab.faults._errors import FaultError, FaultRuleError, ProxyNotRunning
+from eoslab.faults._render import BLIND_SPOTS, flat_rows, frame, mermaid
+from eoslab.faults._rules import RuleSpec
+from eoslab.protocol import KafkaConnection
+from eoslab.topology import TOPOLOGY, Topology
+
+if TYPE_CHECKING:
+    from eoslab.cluster import Cluster
+
+_ERRORS: dict[str, type[FaultError]] = {"FaultRuleError": FaultRuleError, "FaultError": FaultError}
+
+
+class Trace(list):  # type: ignore[type-arg]
+    """Trace rows (dicts, oldest first) that render themselves."""
+
+    blind_spots = BLIND_SPOTS
+
+    def mermaid(self, *, all_apis: bool = False, max_events: int = 200) -> str:
+        return mermaid(list(self), all_apis=all_apis, max_events=max_events)
+
+    def frame(self) -> Any:
+        return frame(list(self))
+
+    def flat(self) -> list[dict[str, Any]]:
+        return flat_rows(list(self))
+
+    def where(self, **want: Any) -> Trace:
+        """Rows whose top-level fields equal ``want`` (e.g. ``api="Produce"``, ``via="client"``)."""
+        return Trace(r for r in self if all(r.get(k) == v for k, v in want.items()))
+
+
+class Proxy:
+    """A client of the daemon's control API (the daemon owns all state; this object owns none)."""
+
+    def __init__(self, topology: Topology = TOPOLOGY, timeout: float = 15.0) -> None:
+        self.topology = topology
+        self.timeout = timeout  # a replay waits for an acks=all write: seconds, not minutes
+        self.url = f"http://127.0.0.1:{topology.proxy_control_port}"
+
+    @classmethod
+    def connect(cls, cluster: Cluster | None = None) -> Proxy:
+        """The running proxy of ``cluster``'s topology, started if it is not running."""
+        from eoslab.faults._lifecycle import ensure_proxy
+
+        ensure_proxy(cluster)
+        return cls(cluster.topology if cluster is not None else TOPOLOGY)
+
+    def bootstrap_servers(self) -> str:
+        return self.topology.bootstrap_servers(proxied=True)
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None, **query: Any) -> Any:
+        q = urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(f"{self.url}{path}{'?' + q if q else ''}", data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 - loopback only
+                return json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            try:
+                err = json.loads(exc.read())
+            except ValueError:
+                err = {"error": f"The fault proxy answered HTTP {exc.code}.", "type": "FaultError"}
+            raise _ERRORS.get(err.get("type", ""), FaultError)(err["error"]) from None
+        except (urllib.error.URLError, ConnectionError) as exc:
+            raise ProxyNotRunning(f"The fault proxy is not running on 127.0.0.1:{self.topology.proxy_control_port} "
+                                  f"({getattr(exc, 'reason', exc)}): run `eoslab up`, or "
+                                  f"eoslab.faults.ensure_proxy(cluster).") from None
+
+    # -- state ---------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("GET", "/health")
+        return result
+
+    def rules(self, client_id: str | None = None) -> list[RuleSpec]:
+        return [RuleSpec.from_dict(r) for r in self._call("GET", "/rules", client_id=client_id)]
+
+    def rule(self, rule_id: int) -> RuleSpec:
+        return RuleSpec.from_dict(self._call("GET", f"/rules/{rule_id}"))
+
+    def add_rule(self, spec: RuleSpec) -> RuleSpec:
+        data = spec.to_dict()
+        for k in ("id", "hits", "fired"):
+            data.pop(k)
+        return RuleSpec.from_dict(self._call("POST", "/rules", data))
+
+    def remove_rule(self, rule_id: int) -> None:
+        self._call("DELETE", f"/rules/{rule_id}")
+
+    def clear_rules(self, client_id: str | None = None) -> int:
+        """Heal every fault (of one client.id): the proxy forwards everything again."""
+        return int(self._call("DELETE", "/rules", client_id=client_id)["removed"])
+
+    def trace(self, client_id: str | None = None, since: int = 0, api: str | None = None) -> Trace:
+        return Trace(self._call("GET", "/trace", client_id=client_id, since=since, api=api))
+
+    def clear_trace(self, client_id: str | None = None) -> int:
+        return int(self._call("DELETE", "/trace", client_id=client_id)["removed"])
+
+    # -- faults ----------------------------------------------------------------
+    def fault(self, action: str, **match: Any) -> Fault:
+        return Fault(self, RuleSpec(action=action, **match))  # type: ignore[arg-type]
+
+    def drop_response(self, *, close: bool = False, **match: Any) -> Fault:
+        """The broker gets (and writes) the request; its answer is lost; ``close`` also drops the connection."""
+        return self.fault("drop_response", close=close, **match)
+
+    def delay_response(self, delay_s: float, **match: Any) -> Fault:
+        return self.fault("delay_response", delay_s=delay_s, **match)
+
+    def drop_request(self, *, close: bool = False, **match: Any) -> Fault:
+        return self.fault("drop_request", close=close, **match)
+
+    def cut_on(self, **match: Any) -> Fault:
+        """Close the connection when a matching request arrives (the request is not forwarded)."""
+        return self.fault("cut", **match)
+
+    def cut(self, client_id: str | None = None, broker: int | None = None) -> int:
+        """Close the live connections (of a client.id, to a broker) now; the number closed."""
+        return int(self._call("POST", "/cut", {"client_id": client_id, "broker": broker})["cut"])
+
+    def replay(self, row_id: int | None = None, *, broker: int | None = None, **batch: Any) -> dict[str, Any]:
+        """Resend a captured Produce (by trace row id, or the newest whose batch matches ``batch``,
+        e.g. ``client_id=..., base_sequence=0``) to the current leader; the broker's answer, as a trace row."""
+        body: dict[str, Any] = dict(batch)
+        if row_id is not None:
+            body["row_id"] = row_id
+        if broker is not None:
+            body["broker"] = broker
+        result: dict[str, Any] = self._call("POST", "/replay", body)
+        return result
+
+    def request(self, broker: int, api: int | str, body: dict[str, Any] | None = None, *,
+                version: int | None = None, client_id: str = "eoslab-raw") -> dict[str, Any]:
+        """One raw request to a CHOSEN broker, through its proxy front (so the trace records it).
+
+        Why: librdkafka sends a non-transactional InitProducerId to a random broker; a lesson
+        that must say "broker 2 granted this id" sends its own.
+        """
+        port = self.topology.broker(broker).proxy_front_port
+        with KafkaConnection("127.0.0.1", port, client_id=client_id) as conn:
+            return conn.request(api, version, body)
+
+
+@dataclass
+class Fault:
+    """One rule as a fault object: ``inject()`` adds it, ``heal()`` removes it; a context manager."""
+
+    proxy: Proxy
+    spec: RuleSpec
+    rule_id: int | None = None
+
+    def inject(self) -> Fault:
+        if self.rule_id is None:
+            self.rule_id = self.proxy.add_rule(self.spec).id
+        return self
+
+    def heal(self) -> None:
+        rule_id, self.rule_id = self.rule_id, None
+        if rule_id is not None:
+            try:
+                self.proxy.remove_rule(rule_id)
+            except FaultRuleError:
+                pass  # already healed (a heal-all ran)
+
+    def state(self) -> RuleSpec:
+        """The rule as the daemon sees it now (``hits``, ``fired``)."""
+        if self.rule_id is None:
+            raise FaultRuleError(f"This fault is not injected: {self.spec.describe()}.")
+        return self.proxy.rule(self.rule_id)
+
+    @property
+    def fired(self) -> int:
+        return self.state().fired
+
+    def __enter__(self) -> Fault:
+        return self.inject()
+
+    def __exit__(self, *exc: object) -> None:
+        self.heal()
+
+    def __repr__(self) -> str:
+        return f"Fault({self.spec.describe()}, {'injected #' + str(self.rule_id) if self.rule_id else 'healed'})"

@@ -1,0 +1,155 @@
+"""The trace as a lesson shows it: a Mermaid sequence diagram and a pandas DataFrame.
+
+Pure functions of trace rows (dicts as the daemon records them), so they are
+unit-tested on rows recorded from the real cluster (tests/data/faults/).
+
+Blind spots, by design of where the proxy sits (on the client listener):
+replication (Fetch between brokers on the INTERNAL listener), WriteTxnMarkers
+(coordinator -> partition leaders) and AllocateProducerIds (broker -> active
+controller) never pass it, so no trace shows them.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import Any
+
+from eoslab.faults._summary import EOS_API_NAMES
+
+BLIND_SPOTS = ("replication (follower Fetch on the INTERNAL listener)",
+               "WriteTxnMarkers (transaction coordinator -> partition leaders)",
+               "AllocateProducerIds (broker -> active controller)")
+
+_UNSAFE = re.compile(r"[;#<>{}\n]")
+
+
+def _safe(text: str) -> str:
+    """Mermaid message text: ``;`` ends a statement, ``#`` starts an entity code."""
+    return _UNSAFE.sub(" ", text).strip()
+
+
+def _produce_items(items: list[dict[str, Any]]) -> str:
+    parts = []
+    for i in items:
+        s = f"{i.get('topic')}-{i.get('partition')}"
+        if "producer_id" in i:
+            s += f" pid={i['producer_id']} ep={i['producer_epoch']} seq={i['base_sequence']} n={i['record_count']}"
+            s += " txn" if i.get("transactional") else ""
+        if "base_offset" in i:
+            s += f" offset={i['base_offset']}" if not i.get("error_code") else f" {i['error']}"
+        parts.append(s)
+    return ", ".join(parts)
+
+
+def request_label(row: dict[str, Any]) -> str:
+    req, api = row.get("request") or {}, row["api"]
+    head = f"{api} v{row['version']}" if row.get("version") is not None else api
+    if api == "Produce" and req.get("items"):
+        return f"{head} {_produce_items(req['items'])}"
+    bits = []
+    if req.get("transactional_id"):
+        bits.append(f"txn={req['transactional_id']}")
+    if req.get("producer_id") not in (None, -1):
+        bits.append(f"pid={req['producer_id']} ep={req['producer_epoch']}")
+    if api == "AddPartitionsToTxn":
+        bits.append(" ".join(f"{i['topic']}-{i['partition']}" for i in req.get("items", [])))
+    if "group_id" in req:
+        bits.append(f"group={req['group_id']}")
+    if "committed" in req:
+        bits.append("COMMIT" if req["committed"] else "ABORT")
+    if api == "FindCoordinator":
+        bits.append(f"{req.get('key_type')} {' '.join(map(str, req.get('keys', [])))}")
+    return " ".join([head, *bits])
+
+
+def response_label(row: dict[str, Any]) -> str:
+    resp, api = row.get("response") or {}, row["api"]
+    if api == "Produce" and resp.get("items"):
+        text = _produce_items(resp["items"])
+    elif "producer_id" in resp:
+        text = f"pid={resp['producer_id']} ep={resp['producer_epoch']}"
+        text += f" {resp['error']}" if resp.get("error_code") else ""
+    elif api == "FindCoordinator" and resp.get("items"):
+        text = " ".join(f"{i['key']} {i['error']}" if i.get("error_code") else f"{i['key']} at broker {i['node_id']}"
+                        for i in resp["items"])
+    else:
+        text = resp.get("error") or "ok" if resp else "response"
+    return f"{api} {text}"
+
+
+def mermaid(rows: list[dict[str, Any]], *, all_apis: bool = False, max_events: int = 200) -> str:
+    """A ``sequenceDiagram``: clients (by client.id) on the left, brokers on the right.
+
+    Only EOS APIs unless ``all_apis``; a lost message ends in ``x``; replays come from "Proxy".
+    """
+    rows = [r for r in rows if all_apis or r["api"] in EOS_API_NAMES]
+    events: list[tuple[float, int, str]] = []
+    clients: dict[str, str] = {}
+    brokers: set[int] = set()
+    for r in rows:
+        who = "Proxy" if r.get("via") == "proxy" else (r.get("client_id") or "(no client.id)")
+        alias = clients.setdefault(who, "Proxy" if who == "Proxy" else f"C{len(clients) + 1}")
+        b = f"B{r['broker']}"
+        brokers.add(r["broker"])
+        fate = r.get("fate", "")
+        if fate.startswith("request dropped") or fate.startswith("connection cut"):
+            events.append((r["time"], r["id"], f"{alias}-x{b}: {_safe(request_label(r))} ({fate})"))
+            continue
+        events.append((r["time"], r["id"], f"{alias}->>{b}: {_safe(request_label(r))}"))
+        if r.get("response_time") is None:
+            continue
+        arrow = "--x" if fate.startswith("response dropped") else "-->>"
+        extra = f" ({fate})" if fate not in ("forwarded", "answered to the control API") else ""
+        events.append((r["response_time"], r["id"], f"{b}{arrow}{alias}: {_safe(response_label(r))}{extra}"))
+    events.sort()
+    lines = ["sequenceDiagram"]
+    for name, alias in clients.items():
+        lines.append(f"    participant {alias} as {_safe(name)}")
+    lines += [f"    participant B{b} as Broker {b}" for b in sorted(brokers)]
+    lines += [f"    {e[2]}" for e in events[:max_events]]
+    if len(events) > max_events:
+        first = next(iter(clients.values()))
+        lines.append(f"    Note over {first}: {len(events) - max_events} more messages not shown")
+    return "\n".join(lines)
+
+
+_COLUMNS = ["id", "time", "client_id", "broker", "api", "version", "correlation_id", "via", "transactional_id",
+            "topic", "partition", "producer_id", "producer_epoch", "base_sequence", "last_sequence", "record_count",
+            "transactional", "base_offset", "error_code", "error", "fate", "latency_ms", "rules", "note"]
+
+
+def flat_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One line per request, or per batch for Produce (request and response items paired by partition)."""
+    out = []
+    for r in rows:
+        req, resp = r.get("request") or {}, r.get("response") or {}
+        base = {k: r.get(k) for k in ("id", "client_id", "broker", "api", "version", "correlation_id", "via",
+                                      "fate", "note")}
+        base["time"] = _dt.datetime.fromtimestamp(r["time"], tz=_dt.timezone.utc)
+        base["rules"] = ",".join(map(str, r.get("rules") or []))
+        rt = r.get("response_time")
+        base["latency_ms"] = round((rt - r["time"]) * 1000, 3) if rt else None
+        base["transactional_id"] = req.get("transactional_id")
+        for k in ("producer_id", "producer_epoch"):
+            base[k] = resp.get(k, req.get(k)) if r["api"] == "InitProducerId" else req.get(k)
+        base["error_code"], base["error"] = resp.get("error_code"), resp.get("error")
+        answers = {(i.get("topic"), i.get("partition")): i for i in resp.get("items") or []}
+        items = req.get("items") or []
+        if not items:
+            out.append(base)
+        for item in items:
+            line = {**base, **{k: v for k, v in item.items() if k in _COLUMNS}}
+            ans = answers.get((item.get("topic"), item.get("partition")), {})
+            if ans:
+                line.update(base_offset=ans.get("base_offset"), error_code=ans.get("error_code"),
+                            error=ans.get("error"))
+            out.append(line)
+    return out
+
+
+def frame(rows: list[dict[str, Any]]) -> Any:
+    """The trace as a ``pandas.DataFrame`` (columns fixed, so an empty trace still has them)."""
+    import pandas as pd
+
+    return pd.DataFrame(flat_rows(rows), columns=_COLUMNS)
