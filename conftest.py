@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+# Module 06's notebooks (and its lab) analyse bench runs: the session measures ONE quick matrix
+# and shares it through $EOSLAB_RUNS, which nbval's kernels inherit (a matrix per notebook would
+# cost minutes of CI).
+_RUNS_NOTEBOOKS = ("06_cost_of_exactly_once.ipynb", "lab06_cost.ipynb")
+
 
 def pytest_collection_modifyitems(config, items):
     # Notebooks heal the cluster themselves (their setup cell); run them after the unit and
@@ -17,6 +22,8 @@ def pytest_runtest_setup(item):
     if ".ipynb::" in item.nodeid and item.nodeid.endswith("::Cell 0"):
         from eoslab.cluster import Cluster
 
+        if item.path.name in _RUNS_NOTEBOOKS:
+            from eoslab.bench.producers import shared_runs
+
+            shared_runs(lambda: item.config._tmp_path_factory.mktemp("bench"))
         Cluster().heal()  # the backend of $EOSLAB_BACKEND, as the notebooks use
-
-

@@ -101,3 +101,40 @@ def check_single_log4j_binding(jars: list[str]) -> None:
             f"Expected exactly one slf4j binding among the Kafka jars, found {bindings}: "
             "fix eoslab/_java/kafka/pom.xml."
         )
+
+
+SPARK_KAFKA_ARTIFACT = "org.apache.spark:spark-sql-kafka-0-10_2.13"
+
+
+def _pyspark_jar_names() -> set[str]:
+    """Artifact names (version stripped) of the jars the PySpark wheel already ships."""
+    import re
+
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    return {re.sub(r"-\d[\w.\-]*\.jar$", "", p.name) for p in jars.glob("*.jar")}
+
+
+def spark_kafka_jars(spark_version: str | None = None) -> list[str]:
+    """The Spark Kafka source for ``spark.jars``: ``eoslab/_java/spark/pom.xml`` at exactly PySpark's version.
+
+    Its own pom and classpath cache, apart from :func:`kafka_jars`: Spark brings the
+    kafka-clients it was built with. Jars the PySpark wheel already has (scala
+    collections, lz4, snappy) are left out, so one class never comes from two jars.
+    """
+    import re
+
+    if spark_version is None:
+        import pyspark
+
+        spark_version = pyspark.__version__
+    try:
+        jars = resolve("spark", {"spark.version": spark_version}, f"spark-kafka-{spark_version}.classpath")
+    except SetupError as exc:
+        raise SetupError(
+            f"{SPARK_KAFKA_ARTIFACT}:{spark_version} (the Spark Kafka source for the installed PySpark) "
+            f"did not resolve: install the PySpark pinned in pyproject.toml, then `make setup` ({exc})"
+        ) from None
+    shipped = _pyspark_jar_names()
+    return [j for j in jars if re.sub(r"-\d[\w.\-]*\.jar$", "", Path(j).name) not in shipped]

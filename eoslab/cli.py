@@ -140,6 +140,9 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
         archive = _cds.ensure_archive(_jars.kafka_classpath())
         print(f"Java: {java}; Kafka jars: {len(jars)} resolved; class-data-sharing archive: {archive or 'off'}.")
+    # The Spark Kafka source of module 06 (its own pom and classpath), for every backend: PySpark runs here.
+    spark_jars = _jars.spark_kafka_jars()
+    print(f"Spark Kafka source: {len(spark_jars)} jars resolved (eoslab/_java/spark/pom.xml).")
     return 0
 
 
@@ -153,6 +156,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from eoslab.bench.proxy import bench_proxy
 
         return bench_proxy(_cluster(args), seconds=args.seconds)
+    if args.what == "producers":
+        from eoslab.bench.producers import run_matrix, summary_text
+
+        cluster = _cluster(args)
+        cluster.require_running()
+        print(summary_text(run_matrix(cluster, args.matrix, args.runs_dir)))
+        return 0
+    if args.what == "analyse":
+        from eoslab.bench.analyse import bench_analyse
+
+        return bench_analyse(args.runs_dir, synthetic=args.synthetic)
     print(f"unknown benchmark {args.what!r}: try `eoslab bench cluster`", file=sys.stderr)
     return 2
 
@@ -241,7 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--check", action="store_true", help="fail if a lab differs from its solution")
     s.set_defaults(func=cmd_labs)
     s = sub.add_parser("bench", help="benchmarks that print figures")
-    s.add_argument("what", choices=["cluster", "proxy"])
+    s.add_argument("what", choices=["cluster", "proxy", "producers", "analyse"])
+    s.add_argument("--matrix", choices=["default", "quick"], default="default", help="producers: which workloads")
+    s.add_argument("--runs-dir", default=None, help="producers/analyse: default $EOSLAB_RUNS or runs/")
+    s.add_argument("--synthetic", type=int, default=100,
+                   help="analyse: also time the analysis over this many generated runs (0: only the real ones)")
     s.add_argument("--seconds", type=float, default=8.0, help="proxy: seconds per measured phase")
     s.add_argument("--fresh", action="store_true", help="also time a start from empty storage (deletes data)")
     s.set_defaults(func=cmd_bench)

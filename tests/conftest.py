@@ -13,6 +13,9 @@ import pytest
 
 from eoslab.cluster import Cluster
 
+# Recorded outputs and sample notebooks used BY tests; nbval must not run them as tests.
+collect_ignore = ["data"]
+
 
 @pytest.fixture(scope="session")
 def cluster():

@@ -1,0 +1,51 @@
+"""A small, quiet Spark session: the analysis must not drown a notebook in JVM logs.
+
+``local[2]`` by default (two cores is the course's laptop), configurable with the
+``master`` argument or ``$EOSLAB_SPARK_MASTER``: nothing below assumes local mode,
+the runs are read by path and the Kafka source by bootstrap servers.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+MASTER_ENV = "EOSLAB_SPARK_MASTER"
+
+
+def spark_session(master: str | None = None, *, kafka: bool = True, app: str = "eoslab") -> SparkSession:
+    """The session of notebook 06 and lab 06; ``kafka=True`` puts the Spark Kafka source on ``spark.jars``.
+
+    The connector's jars were resolved by ``make setup`` (``eoslab setup``) into their own
+    cached classpath; nothing is downloaded here, and a missing connector is one sentence.
+    """
+    from pyspark.sql import SparkSession
+
+    from eoslab import _java
+
+    if "JAVA_HOME" not in os.environ:  # PySpark finds Java by JAVA_HOME or PATH: use the one the brokers use
+        os.environ["JAVA_HOME"] = str(Path(_java.java_executable()).resolve().parent.parent)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback, like the cluster (and no hostname warning)
+    import warnings
+
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+    builder = (
+        SparkSession.builder.master(master or os.environ.get(MASTER_ENV) or "local[2]")
+        .appName(app)
+        .config("spark.ui.enabled", "false")              # no web UI on a learner's laptop
+        .config("spark.ui.showConsoleProgress", "false")  # no [Stage 3:>] bars in notebook cells
+        .config("spark.sql.shuffle.partitions", "2")      # default 200: 200 tiny tasks per groupBy on 2 cores
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "1g")
+    )
+    if kafka:
+        from eoslab._jars import spark_kafka_jars
+
+        builder = builder.config("spark.jars", ",".join(spark_kafka_jars()))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

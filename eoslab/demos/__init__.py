@@ -1,0 +1,1 @@
+"""The flows of the course modules, shared by notebooks, labs and checks."""
