@@ -110,9 +110,11 @@ def write_run(folder: Path, params: list[dict[str, Any]], summary: list[dict[str
     reader never sees half a run."""
     tmp = folder.with_name(folder.name + ".partial")
     tmp.mkdir(parents=True, exist_ok=True)
-    _typed(pd.DataFrame(params)).to_parquet(tmp / "params.parquet", index=False)
-    _typed(pd.DataFrame(summary)).to_parquet(tmp / "summary.parquet", index=False)
-    samples.to_parquet(tmp / "samples.parquet", index=False)
-    pd.DataFrame([env]).to_parquet(tmp / "env.parquet", index=False)
+    # Timestamps in microseconds: Spark cannot read Parquet TIMESTAMP(NANOS), pandas 2's default.
+    opts = {"index": False, "coerce_timestamps": "us", "allow_truncated_timestamps": True}
+    _typed(pd.DataFrame(params)).to_parquet(tmp / "params.parquet", **opts)
+    _typed(pd.DataFrame(summary)).to_parquet(tmp / "summary.parquet", **opts)
+    samples.to_parquet(tmp / "samples.parquet", **opts)
+    pd.DataFrame([env]).to_parquet(tmp / "env.parquet", **opts)
     tmp.rename(folder)
     return folder
