@@ -1,0 +1,38 @@
+"""A killed broker behind the proxy: the client's socket is closed at once, not left to time out."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from eoslab.faults import ensure_proxy
+from eoslab.protocol import KafkaConnection
+
+pytestmark = [pytest.mark.cluster, pytest.mark.destructive]
+
+
+def test_killed_broker_closes_the_proxied_connection_at_once(healed):
+    cluster = healed
+    ensure_proxy(cluster)
+    front = cluster.topology.broker(3).proxy_front_port
+    conn = KafkaConnection("127.0.0.1", front, client_id="kill-test").connect()
+    assert conn.api_versions()  # the connection works end to end before the kill
+    sock = conn._sock  # noqa: SLF001 - we watch the very socket the proxy must close
+    assert sock is not None
+    cluster.kill("broker-3")
+    t0 = time.monotonic()
+    sock.settimeout(5.0)
+    try:
+        data = sock.recv(1)
+    except (ConnectionResetError, socket.timeout) as exc:
+        data = type(exc).__name__.encode()
+    closed_after = time.monotonic() - t0
+    conn.close()
+    assert data in (b"", b"ConnectionResetError"), f"socket still open after {closed_after:.1f} s ({data!r})"
+    assert closed_after < 2.0
+    # and a new connection to the dead broker's front is refused or closed at once
+    with socket.create_connection(("127.0.0.1", front), timeout=5) as s:
+        s.settimeout(3.0)
+        assert s.recv(1) == b""
