@@ -187,3 +187,25 @@ def find_coordinators(broker: Node, key_type: int, keys: list[str], timeout: flo
     with KafkaConnection("127.0.0.1", broker.client_port, client_id="eoslab-admin", timeout=timeout) as conn:
         resp = conn.request("FindCoordinator", 4, {"KeyType": key_type, "CoordinatorKeys": keys})
     return {c["Key"]: (c["ErrorCode"], c["NodeId"]) for c in resp["Coordinators"]}
+
+
+def partition_views(topology: Topology, topic: str, timeout: float = 3.0) -> dict[int, dict[int, int]]:
+    """Each reachable broker's own metadata for ``topic``: broker id -> {partition: leader}.
+
+    Brokers learn leader changes from the metadata log one by one, so for a moment
+    after an election they disagree; the AdminClient asks whichever broker it likes.
+    A lesson that says "broker 1 leads A" must first wait until every broker says so.
+    """
+    from eoslab.protocol import KafkaConnection
+
+    views: dict[int, dict[int, int]] = {}
+    for broker in topology.brokers:
+        try:
+            with KafkaConnection("127.0.0.1", broker.client_port, client_id="eoslab-admin", timeout=timeout) as conn:
+                resp = conn.request("Metadata", None, {"Topics": [{"Name": topic}], "AllowAutoTopicCreation": False})
+        except Exception:  # noqa: BLE001 - a dead broker has no view; the others still count
+            continue
+        for t in resp["Topics"]:
+            if t.get("Name") == topic and t.get("ErrorCode", 0) == 0:
+                views[broker.node_id] = {p["PartitionIndex"]: p["LeaderId"] for p in t["Partitions"]}
+    return views

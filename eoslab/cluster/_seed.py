@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from confluent_kafka import KafkaException
 
 from eoslab._wait import wait_until
+from eoslab.cluster._admin import partition_views
 from eoslab.errors import EoslabError
 from eoslab.topology import DEMO_PARTITION_LEADERS, DEMO_TOPIC
 
@@ -56,9 +57,11 @@ def check_seed(cluster: Cluster, timeout: float = 30.0) -> None:
 
     def probe() -> bool:
         parts = cluster.admin.partitions(DEMO_TOPIC)
-        return [list(p.replicas) for p in parts] == want and all(
-            p.leader == DEMO_PARTITION_LEADERS[p.partition] for p in parts
-        )
+        if [list(p.replicas) for p in parts] != want:
+            return False
+        # Every live broker must already say so, not just the one the AdminClient asked.
+        views = partition_views(cluster.topology, DEMO_TOPIC)
+        return bool(views) and all(view == DEMO_PARTITION_LEADERS for view in views.values())
 
     try:
         wait_until(probe, timeout=timeout, what=f"the seed arrangement of {DEMO_TOPIC!r}")
