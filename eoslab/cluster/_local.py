@@ -32,6 +32,7 @@ import psutil
 
 from eoslab import _cds, _jars, _java, _ports
 from eoslab._paths import PACKAGE_DIR, data_dir
+from eoslab._wait import wait_until
 from eoslab.cluster._backend import TOOLS, NodeStatus
 from eoslab.errors import ClusterStartError, DataDirError, EoslabError
 from eoslab.topology import (
@@ -263,11 +264,16 @@ class LocalBackend:
     def pause(self, node: Node) -> None:
         proc = self._require(node)
         proc.send_signal(signal.SIGSTOP)
+        # Signals are delivered asynchronously: return once the kernel shows the JVM stopped.
+        wait_until(lambda: self._state(proc) == "paused", timeout=5, interval=0.02,
+                   what=f"{node.name} to stop after SIGSTOP")
 
     def resume(self, node: Node) -> None:
         proc = self._process(node)
         if proc is not None:
             proc.send_signal(signal.SIGCONT)
+            wait_until(lambda: self._state(proc) != "paused", timeout=5, interval=0.02,
+                       what=f"{node.name} to run again after SIGCONT")
 
     def _require(self, node: Node) -> psutil.Process:
         proc = self._process(node)
