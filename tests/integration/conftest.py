@@ -16,3 +16,14 @@ def bench_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = shared_runs(lambda: tmp_path_factory.mktemp("bench"))
     assert run_folders(root)
     return root
+
+
+@pytest.fixture(scope="module")
+def proxy(cluster):
+    """The running fault proxy of the session's cluster; every rule a module added is cleared after it."""
+    from eoslab.faults import Proxy, ensure_proxy
+
+    ensure_proxy(cluster)
+    p = Proxy(cluster.topology)
+    yield p
+    p.clear_rules()

@@ -15,17 +15,11 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from eoslab.faults import Proxy, demo_producer_config, ensure_proxy
+from eoslab.faults import Proxy, demo_producer_config
 
 pytestmark = pytest.mark.cluster
 
 
-@pytest.fixture(scope="module")
-def proxy(cluster):
-    ensure_proxy(cluster)
-    p = Proxy(cluster.topology)
-    yield p
-    p.clear_rules()
 
 
 def _high_watermark(cluster, topic: str, partition: int = 0) -> int:

@@ -12,17 +12,11 @@ import pytest
 from confluent_kafka import Producer
 
 from eoslab._wait import wait_until
-from eoslab.faults import Proxy, demo_producer_config, ensure_proxy
+from eoslab.faults import Proxy, demo_producer_config
 
 pytestmark = pytest.mark.cluster
 
 
-@pytest.fixture(scope="module")
-def proxy(cluster):
-    ensure_proxy(cluster)
-    p = Proxy(cluster.topology)
-    yield p
-    p.clear_rules()
 
 
 def _producer(cluster, topic: str, cid: str, **conf) -> Producer:

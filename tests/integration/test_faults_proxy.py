@@ -20,12 +20,6 @@ from eoslab.topology import Topology
 pytestmark = pytest.mark.cluster
 
 
-@pytest.fixture(scope="module")
-def proxy(cluster):
-    ensure_proxy(cluster)
-    p = Proxy(cluster.topology)
-    yield p
-    p.clear_rules()
 
 
 def _cid(prefix: str) -> str:

@@ -26,17 +26,11 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from eoslab.faults import FaultRuleError, Proxy, demo_producer_config, ensure_proxy
+from eoslab.faults import FaultRuleError, demo_producer_config
 
 pytestmark = pytest.mark.cluster
 
 
-@pytest.fixture(scope="module")
-def proxy(cluster):
-    ensure_proxy(cluster)
-    p = Proxy(cluster.topology)
-    yield p
-    p.clear_rules()
 
 
 def _hw(cluster, topic: str) -> int:

@@ -23,12 +23,6 @@ from eoslab.protocol import (
 Handler = Callable[[Request], "bytes | None"]
 
 
-@pytest.fixture(scope="module")
-def schemas() -> Schemas:
-    try:
-        return protocol.default_schemas()
-    except protocol.JarNotFoundError as e:
-        pytest.skip(str(e))
 
 
 def _recv_exact(conn: socket.socket, n: int) -> bytes:

@@ -22,14 +22,6 @@ from eoslab.protocol import (
 )
 
 
-@pytest.fixture(scope="module")
-def schemas() -> Schemas:
-    try:
-        return protocol.default_schemas()
-    except protocol.JarNotFoundError as e:
-        pytest.skip(str(e))
-
-
 def _all_specs() -> list[MessageSpec]:
     try:
         s = protocol.default_schemas()

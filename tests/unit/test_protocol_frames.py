@@ -7,7 +7,6 @@ import struct
 
 import pytest
 
-from eoslab import protocol
 from eoslab.protocol import (
     ProtocolError,
     Schemas,
@@ -21,14 +20,6 @@ from eoslab.protocol import (
     request_header_version,
     response_header_version,
 )
-
-
-@pytest.fixture(scope="module")
-def schemas() -> Schemas:
-    try:
-        return protocol.default_schemas()
-    except protocol.JarNotFoundError as e:
-        pytest.skip(str(e))
 
 
 def _framed(payload: bytes) -> bytes:

@@ -105,11 +105,7 @@ def test_other_magic_is_refused() -> None:
         parse_record_batches(bytes(data))
 
 
-def test_batches_inside_a_decoded_produce_request() -> None:
-    try:
-        schemas = protocol.default_schemas()
-    except protocol.JarNotFoundError as e:
-        pytest.skip(str(e))
+def test_batches_inside_a_decoded_produce_request(schemas: protocol.Schemas) -> None:
     records = _batch([_record(b"k", b"v")], attributes=0x10, producer_id=7, producer_epoch=1, base_sequence=0)
     body = {"TransactionalId": "tx", "Acks": -1, "TimeoutMs": 1000,
             "TopicData": [{"Name": "t", "PartitionData": [{"Index": 0, "Records": records}]}]}

@@ -20,14 +20,6 @@ from eoslab.protocol import (
 from eoslab.protocol._schema import strip_comments
 
 
-@pytest.fixture(scope="module")
-def schemas() -> Schemas:
-    try:
-        return protocol.default_schemas()
-    except protocol.JarNotFoundError as e:
-        pytest.skip(str(e))
-
-
 @pytest.mark.parametrize(("text", "lo", "hi", "shown"), [
     ("0+", 0, 0x7FFF, "0+"), ("3-7", 3, 7, "3-7"), ("5", 5, 5, "5"), ("none", 0, -1, "none"),
     (" 2+ ", 2, 0x7FFF, "2+"),
