@@ -27,7 +27,7 @@ setup: $(STAMP)  ## create .venv, install the kit, check Java 17+, resolve the K
 
 lab: setup  ## start the cluster and open the course in JupyterLab
 	$(BIN)/eoslab up
-	$(BIN)/jupyter lab notebooks/index.ipynb
+	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/index.ipynb
 
 # The whole test suite against the real cluster; stops the cluster afterwards only if it started it.
 test: setup  ## run the whole test suite (unit, cluster, notebooks) against a real cluster
