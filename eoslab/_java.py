@@ -45,3 +45,13 @@ def java_major(java: str) -> int:
         raise SetupError(f"Could not read the Java version from `{java} -version`: reinstall the JDK.")
     major = int(m.group(1))
     return int(m.group(2) or 0) if major == 1 else major
+
+
+def first_error_line(text: str) -> str:
+    """The one line of a JVM's output that says what went wrong, without the stack trace."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if "Exception" in ln or "ERROR" in ln or "Error:" in ln:
+            if not ln.startswith("at "):
+                return ln[:300]
+    return lines[-1][:300] if lines else ""

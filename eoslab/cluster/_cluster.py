@@ -171,9 +171,9 @@ class Cluster:
         target = self.topology.node(node) if node else None
         proc = self.backend.run_tool(tool, argv, node=target, timeout=timeout)
         if proc.returncode != 0:
-            from eoslab.cluster._local import _first_error
+            from eoslab._java import first_error_line
 
-            raise EoslabError(f"kafka {tool} {' '.join(args)} failed: {_first_error(proc.stderr + proc.stdout)}")
+            raise EoslabError(f"kafka {tool} {' '.join(args)} failed: {first_error_line(proc.stderr + proc.stdout)}")
         return proc.stdout
 
     # -- what Kafka says --------------------------------------------------------

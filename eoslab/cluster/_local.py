@@ -31,6 +31,7 @@ from pathlib import Path
 import psutil
 
 from eoslab import _cds, _jars, _java, _ports
+from eoslab._java import first_error_line
 from eoslab._paths import PACKAGE_DIR, data_dir
 from eoslab._wait import wait_until
 from eoslab.cluster._backend import TOOLS, NodeStatus
@@ -177,7 +178,7 @@ class LocalBackend:
         for node, proc in zip(todo, results, strict=True):
             if proc.returncode != 0:
                 raise ClusterStartError(
-                    f"Formatting {node.name} failed: {_first_error(proc.stdout + proc.stderr)} "
+                    f"Formatting {node.name} failed: {first_error_line(proc.stdout + proc.stderr)} "
                     "Run `eoslab reset` and try again."
                 )
 
@@ -305,7 +306,7 @@ class LocalBackend:
         """Why a node that should be running is not, from its log (None if it runs)."""
         if self.is_alive(node):
             return None
-        return _first_error(self.logs(node, 200)) or f"exited; see {self.log_file(node)}"
+        return first_error_line(self.logs(node, 200)) or f"exited; see {self.log_file(node)}"
 
     def list_files(self, node: Node, folder: str) -> list[tuple[str, int]]:
         path = self.host_data_path(node) / folder
@@ -323,13 +324,3 @@ class LocalBackend:
         spec = TOOLS[tool]
         argv = [_java.java_executable(), f"@{self._tool_argfile()}", spec.main_class, *args]
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-
-
-def _first_error(text: str) -> str:
-    """The one line of a JVM's output that says what went wrong, without the stack trace."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for ln in lines:
-        if "Exception" in ln or "ERROR" in ln or "Error:" in ln:
-            if not ln.startswith("at "):
-                return ln[:300]
-    return lines[-1][:300] if lines else ""
