@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
 from eoslab.errors import EoslabError
+from eoslab.inspect import PRODUCER_ID_BLOCK_SIZE
 from eoslab.protocol import KafkaConnection
 
 if TYPE_CHECKING:
@@ -147,6 +148,53 @@ def restart_broker(cluster: Cluster, broker: int) -> None:
     cluster.stop(f"broker-{broker}")
     cluster.start(f"broker-{broker}")
     cluster.heal()
+
+
+@dataclass(frozen=True)
+class Prefetch:
+    """When a broker asked for its next block, measured against the ids it had handed out."""
+
+    broker: int
+    block: ins.ProducerIdBlock
+    next_block: ins.ProducerIdBlock
+    used_when_asked: int  # ids of ``block`` handed out when the controller recorded ``next_block``
+    refusals: int  # COORDINATOR_LOAD_IN_PROGRESS answers while crossing the boundary
+
+
+def measure_prefetch(cluster: Cluster, client: PidClient, broker: int, overshoot: int = 20) -> Prefetch:
+    """Burn through the rest of ``broker``'s block (and ``overshoot`` more), then line the grants up
+    with the append time of the controller's next ProducerIdsRecord for that broker.
+
+    Approximate by design: the record's time is the controller's append time, a grant's the
+    client's receive time.
+    """
+    current = current_block(cluster, broker)
+    issued = client.init(broker).producer_id - current.first_producer_id + 1
+    burst = client.burn(broker, PRODUCER_ID_BLOCK_SIZE - issued + overshoot)
+    time.sleep(1.0)  # the controller records the grant asynchronously
+    nxt = current_block(cluster, broker)
+    before = sum(1 for g in burst if g.at_ms <= nxt.append_time_ms and g.producer_id < current.next_producer_id)
+    return Prefetch(broker, current, nxt, issued + before, sum(len(g.refusals) for g in burst))
+
+
+def transactional_grants(cluster: Cluster, prefix: str, brokers: tuple[int, ...] = (1, 3)) -> pd.DataFrame:
+    """For each broker, a transactional id it coordinates, a real librdkafka producer initialised with
+    it, and the block its producer id came from (it should be the coordinator's)."""
+    import pandas as pd
+
+    candidates = [f"{prefix}-txn-{i}" for i in range(200)]
+    predicted = ins.predict_coordinators(cluster, candidates)  # abs(hash) % 50 -> that partition's leader
+    chosen = {b: next(c.key for c in predicted if c.predicted == b) for b in brokers}
+    confirmed = {c.key: c.reported for c in ins.coordinators(cluster, list(chosen.values()))}  # FindCoordinator
+    rows = []
+    for tid in chosen.values():
+        p = ins.ObservedProducer({"bootstrap.servers": cluster.bootstrap_servers(), "transactional.id": tid})
+        p.init_transactions(30)
+        pid = p.eos().producer_id
+        owner = ins.block_of(pid, list(ins.producer_id_blocks(cluster)))  # read after init: it may be new
+        rows.append({"transactional.id": tid, "coordinator (FindCoordinator)": confirmed[tid], "producer_id": pid,
+                     "block granted to broker": owner.broker_id if owner else None})
+    return pd.DataFrame(rows)
 
 
 def plot_grants(grants: list[Grant], blocks: pd.DataFrame, ax: Any = None) -> Any:
