@@ -260,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--runs-dir", default=None, help="producers/analyse: default $EOSLAB_RUNS or runs/")
     s.add_argument("--synthetic", type=int, default=100,
                    help="analyse: also time the analysis over this many generated runs (0: only the real ones)")
-    s.add_argument("--seconds", type=float, default=8.0, help="proxy: seconds per measured phase")
+    s.add_argument("--seconds", type=float, default=6.0, help="proxy: seconds per measured round")
     s.add_argument("--fresh", action="store_true", help="also time a start from empty storage (deletes data)")
     s.set_defaults(func=cmd_bench)
     return p

@@ -56,6 +56,9 @@ def admin_client(bootstrap: str, timeout_ms: int = 5000) -> AdminClient:
     conf: dict[str, Any] = {
         "bootstrap.servers": bootstrap,
         "socket.timeout.ms": timeout_ms,
+        # Lessons kill brokers on purpose: with the default 10 s reconnect back-off ceiling, a request to a
+        # broker restarted a moment ago could wait longer than socket.timeout.ms for its connection.
+        "reconnect.backoff.max.ms": 1000,
         "client.id": "eoslab-admin",
         "logger": _QUIET,
     }
@@ -143,9 +146,12 @@ class Admin:
         """Move every leader back to its preferred replica (auto rebalance is off on purpose)."""
         from confluent_kafka import ElectionType
 
-        # (confluent-kafka 2.16 raises SystemError when elect_leaders gets request_timeout=...)
-        fut = self.client.elect_leaders(ElectionType.PREFERRED, None)
-        results = fut.result(timeout=timeout + 1)
+        def elect() -> tuple[dict[Any, Any]]:
+            # (confluent-kafka 2.16 raises SystemError when elect_leaders gets request_timeout=...)
+            # A timeout is retried: the controller as the client last saw it may have just restarted.
+            return (self.client.elect_leaders(ElectionType.PREFERRED, None).result(timeout=timeout + 1),)
+
+        (results,) = wait_until(elect, timeout=timeout, what="a preferred leader election", interval=0.5)
         for tp, err in results.items():
             # ELECTION_NOT_NEEDED: already led by the preferred replica.
             if err is not None and "ELECTION_NOT_NEEDED" not in str(err):

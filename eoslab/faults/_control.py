@@ -27,6 +27,7 @@ from eoslab.faults._errors import FaultError, FaultRuleError
 from eoslab.faults._proxy import ProxyEngine
 from eoslab.faults._replay import replay
 from eoslab.faults._rules import RuleSpec
+from eoslab.faults._store import MAX_CAPTURE_FRAME
 
 MAX_BODY = 1 << 20
 
@@ -107,6 +108,7 @@ class ControlServer:
             cap = e.captures.find(**want)
             if cap is None:
                 raise FaultRuleError(f"No captured Produce request matches {body}: the proxy keeps the last "
-                                     f"Produce requests that passed it; send one through the proxy first.")
+                                     f"Produce requests that passed it (up to {MAX_CAPTURE_FRAME // 1024} KiB "
+                                     f"each); send one through the proxy first.")
             return await replay(e, cap, broker)
         raise FaultRuleError(f"The control API has no {method} {path}.")

@@ -113,6 +113,19 @@ def test_request_roundtrip_with_header_tagged_fields(schemas: Schemas) -> None:
     assert request.body["ProducerId"] == 0
 
 
+def test_a_memoryview_decodes_like_bytes(schemas: Schemas) -> None:
+    """The proxy decodes frames in place, from a view of its receive buffer (no copy)."""
+    topic_id = "AAECAwQFBgcICQoLDA0ODw"  # base64url of 16 bytes, as Java 4.x clients send it (Produce v13)
+    body = {"Acks": -1, "TimeoutMs": 30000, "TopicData": [
+        {"TopicId": topic_id, "PartitionData": [{"Index": 2, "Records": b"\x01" * 70}]}]}
+    frame = bytearray(encode_request("Produce", 13, 77, "cid", body, schemas=schemas))
+    from_view = decode_request(memoryview(frame)[4:], schemas=schemas)
+    assert from_view == decode_request(bytes(frame[4:]), schemas=schemas)
+    assert from_view.client_id == "cid" and isinstance(from_view.client_id, str)
+    records = from_view.body["TopicData"][0]["PartitionData"][0]["Records"]
+    assert records == b"\x01" * 70 and isinstance(records, bytes)  # a copy: the buffer is reused afterwards
+
+
 def test_peeks(schemas: Schemas) -> None:
     frame = encode_request("Produce", 9, 1234, "p", {"Acks": -1}, schemas=schemas)
     assert peek_request_header(frame[4:]) == (0, 9, 1234)
