@@ -115,10 +115,16 @@ class Admin:
             new = NewTopic(name, num_partitions=partitions or 1, config=config or {})
         self.client.create_topics([new], request_timeout=timeout)[name].result(timeout=timeout + 1)
         # CreateTopics returns once the controller committed the topic; each broker learns of it
-        # from the metadata log a moment later. Wait until the metadata shows every partition led.
+        # from the metadata log a moment later, and the AdminClient asks whichever broker it likes.
+        # Wait until EVERY live broker's own metadata shows every partition led.
         n = len(replica_assignment) if replica_assignment is not None else (partitions or 1)
-        wait_until(lambda: len([p for p in self.partitions(name) if p.leader >= 0]) == n, timeout=timeout,
-                   what=f"topic {name!r} to appear with {n} led partition(s)", interval=0.1)
+
+        def everywhere() -> bool:
+            views = partition_views(self.topology, name)
+            return bool(views) and all(sum(leader >= 0 for leader in v.values()) == n for v in views.values())
+
+        wait_until(everywhere, timeout=timeout, what=f"every broker to know topic {name!r} with {n} led partition(s)",
+                   interval=0.1, describe=lambda: f"brokers' views: {partition_views(self.topology, name)}")
 
     def delete_topic(self, name: str, timeout: float = 15.0) -> None:
         self.client.delete_topics([name], request_timeout=timeout)[name].result(timeout=timeout + 1)
@@ -196,7 +202,8 @@ def find_coordinators(broker: Node, key_type: int, keys: list[str], timeout: flo
 
 
 def partition_views(topology: Topology, topic: str, timeout: float = 3.0) -> dict[int, dict[int, int]]:
-    """Each reachable broker's own metadata for ``topic``: broker id -> {partition: leader}.
+    """Each reachable broker's own metadata for ``topic``: broker id -> {partition: leader}
+    (``{}`` from a broker that does not know the topic yet; a dead broker is left out).
 
     Brokers learn leader changes from the metadata log one by one, so for a moment
     after an election they disagree; the AdminClient asks whichever broker it likes.
@@ -211,6 +218,7 @@ def partition_views(topology: Topology, topic: str, timeout: float = 3.0) -> dic
                 resp = conn.request("Metadata", None, {"Topics": [{"Name": topic}], "AllowAutoTopicCreation": False})
         except Exception:  # noqa: BLE001 - a dead broker has no view; the others still count
             continue
+        views[broker.node_id] = {}
         for t in resp["Topics"]:
             if t.get("Name") == topic and t.get("ErrorCode", 0) == 0:
                 views[broker.node_id] = {p["PartitionIndex"]: p["LeaderId"] for p in t["Partitions"]}
