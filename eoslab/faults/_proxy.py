@@ -21,6 +21,7 @@ import itertools
 import logging
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +69,7 @@ class Conn:
     client_id: str | None = None
     pending: dict[int, _Pending] = field(default_factory=dict)
     closed: bool = False
-    on_close: Any = None
+    on_close: Callable[[Conn], None] | None = None
 
     def close(self) -> None:
         if not self.closed:
@@ -201,21 +202,21 @@ class ProxyEngine:
             return None
         summary: dict[str, Any] = {}
         note = ""
-        payload: bytes | memoryview = b""
+        kept: bytes | None = None  # a small Produce is copied and kept for a replay; the rest is read in place
         if api_key in EOS_API_KEYS:
-            # Decoded in place; copied only when kept for a replay (a small Produce).
-            kept = api_key == PRODUCE and len(frame) - 4 <= MAX_CAPTURE_FRAME
-            payload = bytes(frame[4:]) if kept else frame[4:]
+            if api_key == PRODUCE and len(frame) - 4 <= MAX_CAPTURE_FRAME:
+                kept = bytes(frame[4:])
             try:
-                summary = summarize_request(decode_request(payload, schemas=self.schemas), self.topic_names)
+                request = decode_request(frame[4:] if kept is None else kept, schemas=self.schemas)
+                summary = summarize_request(request, self.topic_names)
             except (ProtocolError, KeyError, ValueError) as exc:
                 note = f"request not decoded ({exc}); forwarded untouched"
         decision = (self.rules.decide(facts_from(name, client_id, broker, summary))
                     if len(self.rules) and not streamed else Decision())
         row = self.trace.add(conn=conn.id, client_id=client_id, broker=broker, api=name, version=version,
                              correlation_id=corr, request=summary, note=note, rules=decision.rule_ids)
-        if isinstance(payload, bytes) and summary.get("items"):
-            self.captures.add(Capture(row["id"], broker, client_id, bytes(frame[:4]), payload,
+        if kept is not None and summary.get("items"):
+            self.captures.add(Capture(row["id"], broker, client_id, bytes(frame[:4]), kept,
                                       tuple(summary["items"]), summary.get("acks", -1)))
         if decision.cut:
             row["fate"] = "connection cut by proxy"

@@ -205,8 +205,8 @@ class Half(asyncio.BufferedProtocol):
             if streams:  # no rule can touch it: it leaves first, the trace looks at it afterwards
                 self.streamed = 0
                 self._write(view[forward_from:stop])
+                self.on_frame(view[pos:stop], True)
                 forward_from = pos = stop
-                self.on_frame(view[stop - 4 - size:stop], True)
                 continue
             act = self.on_frame(view[pos:stop], False)
             if act is not None:

@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 from eoslab import protocol
+from eoslab._ports import is_free
 from eoslab.faults import Proxy, ensure_proxy
 from eoslab.faults._proxy import ProxyEngine
 from eoslab.protocol import KafkaConnectionError
@@ -141,15 +142,11 @@ def test_cut_on_a_request_and_cut_now(proxy):
     assert "connection cut by proxy" in fates
 
 
-def _free(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) != 0
-
 
 def test_unreachable_broker_closes_the_client_socket_at_once():
     """An engine whose brokers' proxied ports nobody listens on: the client must see EOF at once."""
     topo = next(t for t in (Topology(port_offset=o) for o in range(7300, 9000, 100))
-                if all(_free(p) for b in t.brokers for p in (b.proxied_port, b.proxy_front_port)))
+                if all(is_free(p) for b in t.brokers for p in (b.proxied_port, b.proxy_front_port)))
     loop = asyncio.new_event_loop()
     engine = ProxyEngine(topo)
     loop.run_until_complete(engine.start())

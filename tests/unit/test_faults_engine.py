@@ -17,15 +17,11 @@ import pytest
 from _kafka_bytes import batch, record
 
 from eoslab import protocol
+from eoslab._ports import is_free
 from eoslab.faults import RuleSpec
 from eoslab.faults._proxy import ProxyEngine
 from eoslab.faults._store import MAX_CAPTURE_FRAME
 from eoslab.topology import Topology
-
-
-def _free(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) != 0
 
 
 class StandIn:
@@ -52,7 +48,7 @@ class StandIn:
 @pytest.fixture
 def rig(schemas: protocol.Schemas) -> Iterator[tuple[ProxyEngine, StandIn, int]]:
     topo = next(t for t in (Topology(port_offset=o) for o in range(9100, 12000, 100))
-                if all(_free(p) for b in t.brokers for p in (b.proxied_port, b.proxy_front_port)))
+                if all(is_free(p) for b in t.brokers for p in (b.proxied_port, b.proxy_front_port)))
     loop = asyncio.new_event_loop()
     engine, broker = ProxyEngine(topo), StandIn(schemas)
     server = loop.run_until_complete(asyncio.start_server(broker.serve, "127.0.0.1", topo.brokers[0].proxied_port))
