@@ -1,10 +1,10 @@
 """eoslab: Kafka's exactly-once semantics, taught on a real 3-controller + 3-broker cluster.
 
-    >>> import eoslab
-    >>> cluster = eoslab.connect()      # the running cluster, or start one
-    >>> cluster.heal()                  # every notebook starts here
-    >>> cluster.bootstrap_servers()
-    '127.0.0.1:19091,127.0.0.1:19092,127.0.0.1:19093'
+>>> import eoslab
+>>> cluster = eoslab.connect()      # the running cluster, or start one
+>>> cluster.heal()                  # every notebook starts here
+>>> cluster.bootstrap_servers()
+'127.0.0.1:19091,127.0.0.1:19092,127.0.0.1:19093'
 """
 
 from eoslab._display import show_mermaid

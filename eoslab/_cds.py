@@ -62,8 +62,7 @@ def _exercise(bootstrap: str) -> None:
     p.begin_transaction()
     p.produce("cds", b"v")
     p.commit_transaction(30)
-    c = Consumer({**common, "group.id": "cds", "auto.offset.reset": "earliest",
-                  "isolation.level": "read_committed"})
+    c = Consumer({**common, "group.id": "cds", "auto.offset.reset": "earliest", "isolation.level": "read_committed"})
     c.subscribe(["cds"])
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and c.poll(1.0) is None:
@@ -87,16 +86,33 @@ def create_archive(classpath: str, target: Path, timeout: float = 90.0) -> bool:
             "transaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n"
             "transaction.state.log.num.partitions=1\n"
         )
-        fmt = subprocess.run([java, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", CLUSTER_ID,
-                              "-c", str(props)], capture_output=True, text=True, timeout=120)
+        fmt = subprocess.run(
+            [java, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", CLUSTER_ID, "-c", str(props)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         if fmt.returncode != 0:
             return False
         tmp = target.with_suffix(".tmp")
         with (work / "node.log").open("w") as out:
             proc = subprocess.Popen(
-                [java, *JVM_FLAGS.split(), "-Xmx512m", f"-XX:ArchiveClassesAtExit={tmp}", "-Xlog:cds=off",
-                 "-Xlog:cds+dynamic=off", "-cp", classpath, "kafka.Kafka", str(props)],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                [
+                    java,
+                    *JVM_FLAGS.split(),
+                    "-Xmx512m",
+                    f"-XX:ArchiveClassesAtExit={tmp}",
+                    "-Xlog:cds=off",
+                    "-Xlog:cds+dynamic=off",
+                    "-cp",
+                    classpath,
+                    "kafka.Kafka",
+                    str(props),
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
         _exercise(f"127.0.0.1:{client}")
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=timeout)

@@ -31,7 +31,7 @@ def prop_name(env: str) -> str:
     matches, so a one-letter segment (``KAFKA_A_B_C``) would keep an underscore:
     the compose test round-trips every property through this to catch that.
     """
-    body = re.sub(r"[^_]_[^_]", lambda m: m.group(0).replace("_", "."), env[len("KAFKA_"):])
+    body = re.sub(r"[^_]_[^_]", lambda m: m.group(0).replace("_", "."), env[len("KAFKA_") :])
     return body.replace("___", "-").replace("__", "_").lower()
 
 

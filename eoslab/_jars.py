@@ -54,17 +54,14 @@ def resolve(pom: str, version_props: dict[str, str], cache_name: str, *, quiet: 
             "or set KAFKA_HOME to an Apache Kafka 4 install, or use EOSLAB_BACKEND=docker."
         )
     tmp = cached.with_suffix(".tmp")
-    cmd = [mvn, "-B", "-f", str(pom_dir(pom) / "pom.xml"), "dependency:build-classpath",
-           f"-Dmdep.outputFile={tmp}"]
+    cmd = [mvn, "-B", "-f", str(pom_dir(pom) / "pom.xml"), "dependency:build-classpath", f"-Dmdep.outputFile={tmp}"]
     cmd += [f"-D{k}={v}" for k, v in version_props.items()]
     if quiet:
         cmd.insert(1, "-q")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        raise SetupError(
-            f"Maven could not resolve eoslab/_java/{pom}/pom.xml (is Maven Central reachable?):\n{tail}"
-        )
+        raise SetupError(f"Maven could not resolve eoslab/_java/{pom}/pom.xml (is Maven Central reachable?):\n{tail}")
     tmp.replace(cached)
     entries = _read_cached(cached)
     if not entries:
@@ -94,8 +91,21 @@ def kafka_clients_jar() -> Path:
 
 def check_single_log4j_binding(jars: list[str]) -> None:
     """Two slf4j bindings make every JVM print a warning and pick one at random."""
-    bindings = [j for j in jars if any(b in Path(j).name for b in (
-        "slf4j-reload4j", "slf4j-log4j12", "log4j-slf4j-impl", "log4j-slf4j2-impl", "logback-classic", "slf4j-simple"))]
+    bindings = [
+        j
+        for j in jars
+        if any(
+            b in Path(j).name
+            for b in (
+                "slf4j-reload4j",
+                "slf4j-log4j12",
+                "log4j-slf4j-impl",
+                "log4j-slf4j2-impl",
+                "logback-classic",
+                "slf4j-simple",
+            )
+        )
+    ]
     if len(bindings) != 1:
         raise SetupError(
             f"Expected exactly one slf4j binding among the Kafka jars, found {bindings}: "

@@ -75,8 +75,10 @@ def _print_status(cluster: Cluster) -> None:
         ports = ",".join(map(str, r.ports))
         print(f"{r.name:<14}{role:<27}{r.node_id:>4}  {r.state:<9}{r.pid or '-':>8}  {rss:>7}  {ports}")
     if all(r.state == "running" for r in rows):
-        print(f"bootstrap servers: {cluster.bootstrap_servers()}  (through the fault proxy: "
-              f"{cluster.bootstrap_servers(proxied=True)})")
+        print(
+            f"bootstrap servers: {cluster.bootstrap_servers()}  (through the fault proxy: "
+            f"{cluster.bootstrap_servers(proxied=True)})"
+        )
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -185,8 +187,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"gradebook: {out}")
         return 0
     if not args.notebook:
-        print("eoslab: give a lab notebook (eoslab grade labs/lab01_idempotence.ipynb) or --class DIR.",
-              file=sys.stderr)
+        print(
+            "eoslab: give a lab notebook (eoslab grade labs/lab01_idempotence.ipynb) or --class DIR.", file=sys.stderr
+        )
         return 2
     report = grading.grade_notebook(args.notebook, cell_timeout=args.cell_timeout)
     print(report.table())
@@ -203,8 +206,12 @@ def cmd_labs(args: argparse.Namespace) -> int:
     root = project_root() or Path.cwd()
     changed = generate_labs(root, check=args.check)
     if args.check and changed:
-        print("eoslab: these labs differ from their solutions: " + ", ".join(str(p) for p in changed)
-              + "; run `eoslab labs`.", file=sys.stderr)
+        print(
+            "eoslab: these labs differ from their solutions: "
+            + ", ".join(str(p) for p in changed)
+            + "; run `eoslab labs`.",
+            file=sys.stderr,
+        )
         return 1
     for p in changed:
         print(f"wrote {p}")
@@ -213,8 +220,7 @@ def cmd_labs(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="eoslab", description="The eoslab Kafka cluster and course kit.")
-    p.add_argument("--backend", choices=["local", "docker"], default=None,
-                   help="default: $EOSLAB_BACKEND or local")
+    p.add_argument("--backend", choices=["local", "docker"], default=None, help="default: $EOSLAB_BACKEND or local")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("up", help="start the cluster (a no-op when it runs) and wait until it is ready")
@@ -258,8 +264,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("what", choices=["cluster", "proxy", "producers", "analyse"])
     s.add_argument("--matrix", choices=["default", "quick"], default="default", help="producers: which workloads")
     s.add_argument("--runs-dir", default=None, help="producers/analyse: default $EOSLAB_RUNS or runs/")
-    s.add_argument("--synthetic", type=int, default=100,
-                   help="analyse: also time the analysis over this many generated runs (0: only the real ones)")
+    s.add_argument(
+        "--synthetic",
+        type=int,
+        default=100,
+        help="analyse: also time the analysis over this many generated runs (0: only the real ones)",
+    )
     s.add_argument("--seconds", type=float, default=6.0, help="proxy: seconds per measured round")
     s.add_argument("--fresh", action="store_true", help="also time a start from empty storage (deletes data)")
     s.set_defaults(func=cmd_bench)

@@ -19,14 +19,14 @@ LIBRDKAFKA_LOGGER = logging.getLogger("eoslab.librdkafka")
 LIBRDKAFKA_LOGGER.setLevel(logging.WARNING)
 
 PLAIN_PRODUCER: dict[str, Any] = {
-    "acks": "all",                 # the course's durability: the leader waits for the ISR (min 2 of 3)
-    "enable.idempotence": False,   # librdkafka's default (Java's is true since 3.0, KIP-679): say it out loud
+    "acks": "all",  # the course's durability: the leader waits for the ISR (min 2 of 3)
+    "enable.idempotence": False,  # librdkafka's default (Java's is true since 3.0, KIP-679): say it out loud
     "linger.ms": 5,
 }
 
 IDEMPOTENT_PRODUCER: dict[str, Any] = {
-    "enable.idempotence": True,    # producer id + epoch + per-partition sequence numbers (KIP-98)
-    "acks": "all",                 # forced by idempotence: a batch is only "written" once the ISR has it
+    "enable.idempotence": True,  # producer id + epoch + per-partition sequence numbers (KIP-98)
+    "acks": "all",  # forced by idempotence: a batch is only "written" once the ISR has it
     "max.in.flight.requests.per.connection": 5,  # ≤ 5: the broker remembers the last 5 batches per producer
     "linger.ms": 5,
 }

@@ -161,8 +161,7 @@ JVM_FLAGS = (
 
 TOOL_JVM_FLAGS = (
     # Short-lived CLI tools: stop at the C1 compiler, serial GC, small heap: ~40 % faster start.
-    "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -Xms32m -Xmx256m "
-    "-Djava.awt.headless=true"
+    "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -Xms32m -Xmx256m -Djava.awt.headless=true"
 )
 
 
@@ -178,8 +177,9 @@ class Topology:
 
     def __post_init__(self) -> None:
         off = self.port_offset
-        object.__setattr__(self, "controllers",
-                           tuple(Node(f"controller-{i}", 100 + i, "controller", off) for i in (1, 2, 3)))
+        object.__setattr__(
+            self, "controllers", tuple(Node(f"controller-{i}", 100 + i, "controller", off) for i in (1, 2, 3))
+        )
         object.__setattr__(self, "brokers", tuple(Node(f"broker-{i}", i, "broker", off) for i in (1, 2, 3)))
 
     @classmethod

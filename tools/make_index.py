@@ -9,8 +9,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 MODULES = [
     ("00_cluster_tour", "Cluster tour", "3 controllers + 3 brokers, the quorum, topics, leaders, log folders"),
-    ("01_idempotent_producer", "The idempotent producer",
-     "producer id + epoch, sequence numbers on disk, a lost ack retried without a duplicate"),
+    (
+        "01_idempotent_producer",
+        "The idempotent producer",
+        "producer id + epoch, sequence numbers on disk, a lost ack retried without a duplicate",
+    ),
     ("02_pid_ranges", "Producer-ID ranges (KIP-730)", "blocks of 1000 ids per broker, in the metadata log"),
     ("03_transactions", "Transactions", "coordinators, AddPartitionsToTxn, EndTxn, markers, fencing a zombie"),
     ("04_read_committed", "read_committed", "aborted data on disk but invisible; the last stable offset"),
@@ -51,9 +54,12 @@ def main() -> None:
         ),
         new_code_cell("print(cluster.bootstrap_servers())\nprint(cluster.bootstrap_servers(proxied=True))"),
     ]
-    nb = new_notebook(cells=cells, metadata={
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-    })
+    nb = new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        },
+    )
     nbformat.write(nb, ROOT / "notebooks" / "index.ipynb")
 
 

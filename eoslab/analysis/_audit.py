@@ -25,13 +25,15 @@ def read_topic(spark: SparkSession, bootstrap: str, topic: str, isolation: str) 
         from eoslab.errors import EoslabError
 
         raise EoslabError(f"isolation={isolation!r}: use read_committed or read_uncommitted.")
-    return (spark.read.format("kafka")
-            .option("kafka.bootstrap.servers", bootstrap)
-            .option("subscribe", topic)
-            .option("startingOffsets", "earliest")
-            .option("endingOffsets", "latest")
-            .option("kafka.isolation.level", isolation)
-            .load())
+    return (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("endingOffsets", "latest")
+        .option("kafka.isolation.level", isolation)
+        .load()
+    )
 
 
 def audit_topic(spark: SparkSession, bootstrap: str, topic: str) -> dict[str, dict[str, int]]:
@@ -44,8 +46,11 @@ def audit_topic(spark: SparkSession, bootstrap: str, topic: str) -> dict[str, di
         df = read_topic(spark, bootstrap, topic, iso)
         row = df.agg(F.count("*").alias("records"), F.countDistinct("key").alias("distinct_keys")).first()
         assert row is not None
-        out[iso] = {"records": int(row["records"]), "distinct_keys": int(row["distinct_keys"]),
-                    "duplicate": int(row["records"]) - int(row["distinct_keys"])}
+        out[iso] = {
+            "records": int(row["records"]),
+            "distinct_keys": int(row["distinct_keys"]),
+            "duplicate": int(row["records"]) - int(row["distinct_keys"]),
+        }
     out["read_uncommitted"]["aborted_read"] = out["read_uncommitted"]["records"] - out["read_committed"]["records"]
     out["read_committed"]["aborted_read"] = 0
     return out

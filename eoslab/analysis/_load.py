@@ -64,12 +64,12 @@ def load_runs(spark: SparkSession, root: str | Path) -> Runs:
         return df
 
     env = table("env").join(F.broadcast(folders), "folder")
-    env = env.withColumn("learner", F.when(F.col("learner_dir") != "", F.col("learner_dir"))
-                         .otherwise(F.col("learner"))).drop("learner_dir")
+    env = env.withColumn(
+        "learner", F.when(F.col("learner_dir") != "", F.col("learner_dir")).otherwise(F.col("learner"))
+    ).drop("learner_dir")
     who = env.select("folder", "run", "learner")
 
     def tagged(name: str) -> DataFrame:
         return table(name).join(F.broadcast(who), "folder").drop("folder")
 
-    return Runs(params=tagged("params"), summary=tagged("summary"), samples=tagged("samples"),
-                env=env.drop("folder"))
+    return Runs(params=tagged("params"), summary=tagged("summary"), samples=tagged("samples"), env=env.drop("folder"))

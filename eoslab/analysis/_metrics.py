@@ -25,11 +25,17 @@ def throughput(summary: DataFrame, client: str = "eoslab") -> DataFrame:
     from pyspark.sql import functions as F
 
     sat = summary.where((F.col("phase") == "saturation") & (F.col("client") == client))
-    return (sat.groupBy("label", "mode", "commit_ms")
-            .agg(F.count("*").alias("runs"), F.avg("records_per_s").alias("records_per_s"),
-                 F.min("records_per_s").alias("min_records_per_s"),
-                 F.max("records_per_s").alias("max_records_per_s"), F.avg("mb_per_s").alias("mb_per_s"))
-            .orderBy("mode", "commit_ms"))
+    return (
+        sat.groupBy("label", "mode", "commit_ms")
+        .agg(
+            F.count("*").alias("runs"),
+            F.avg("records_per_s").alias("records_per_s"),
+            F.min("records_per_s").alias("min_records_per_s"),
+            F.max("records_per_s").alias("max_records_per_s"),
+            F.avg("mb_per_s").alias("mb_per_s"),
+        )
+        .orderBy("mode", "commit_ms")
+    )
 
 
 def overhead(summary: DataFrame, baseline: str = BASELINE, client: str = "eoslab") -> DataFrame:
@@ -41,29 +47,39 @@ def overhead(summary: DataFrame, baseline: str = BASELINE, client: str = "eoslab
     from pyspark.sql import functions as F
 
     sat = summary.where((F.col("phase") == "saturation") & (F.col("client") == client))
-    base = (sat.where(F.col("label") == baseline)
-            .groupBy("run").agg(F.avg("records_per_s").alias("baseline_records_per_s")))
-    return (sat.join(base, "run")
-            .groupBy("learner", "run", "label", "mode", "commit_ms", "baseline_records_per_s")
-            .agg(F.avg("records_per_s").alias("records_per_s"))
-            .withColumn("overhead", 1 - F.col("records_per_s") / F.col("baseline_records_per_s")))
+    base = (
+        sat.where(F.col("label") == baseline).groupBy("run").agg(F.avg("records_per_s").alias("baseline_records_per_s"))
+    )
+    return (
+        sat.join(base, "run")
+        .groupBy("learner", "run", "label", "mode", "commit_ms", "baseline_records_per_s")
+        .agg(F.avg("records_per_s").alias("records_per_s"))
+        .withColumn("overhead", 1 - F.col("records_per_s") / F.col("baseline_records_per_s"))
+    )
 
 
 def overhead_spread(overheads: DataFrame) -> DataFrame:
     """Across runs (and learners): how much the same mode costs on different machines."""
     from pyspark.sql import functions as F
 
-    return (overheads.groupBy("label", "mode", "commit_ms")
-            .agg(F.countDistinct("learner").alias("learners"), F.count("*").alias("runs"),
-                 F.percentile_approx("overhead", 0.5, ACCURACY).alias("median"),
-                 F.min("overhead").alias("min"), F.max("overhead").alias("max"),
-                 F.percentile_approx("overhead", 0.25, ACCURACY).alias("q25"),
-                 F.percentile_approx("overhead", 0.75, ACCURACY).alias("q75"))
-            .orderBy("mode", "commit_ms"))
+    return (
+        overheads.groupBy("label", "mode", "commit_ms")
+        .agg(
+            F.countDistinct("learner").alias("learners"),
+            F.count("*").alias("runs"),
+            F.percentile_approx("overhead", 0.5, ACCURACY).alias("median"),
+            F.min("overhead").alias("min"),
+            F.max("overhead").alias("max"),
+            F.percentile_approx("overhead", 0.25, ACCURACY).alias("q25"),
+            F.percentile_approx("overhead", 0.75, ACCURACY).alias("q75"),
+        )
+        .orderBy("mode", "commit_ms")
+    )
 
 
-def latency_percentiles(samples: DataFrame, kind: str = "ack", quantiles: Sequence[float] = QUANTILES,
-                        by: Sequence[str] = ("label",)) -> DataFrame:
+def latency_percentiles(
+    samples: DataFrame, kind: str = "ack", quantiles: Sequence[float] = QUANTILES, by: Sequence[str] = ("label",)
+) -> DataFrame:
     """p50/p95/p99 (columns ``p50``...) of one kind of latency sample, in ms."""
     from pyspark.sql import functions as F
 
@@ -80,8 +96,11 @@ def e2e_by_commit_interval(samples: DataFrame, params: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     p = params.select("run", "workload", F.coalesce(F.col("commit_ms"), F.lit(0.0)).alias("commit_ms"), "mode")
-    e2e = (samples.where(F.col("kind").startswith("e2e_")).join(p, ["run", "workload"])
-           .withColumn("isolation", F.regexp_replace("kind", "^e2e_", "")))
+    e2e = (
+        samples.where(F.col("kind").startswith("e2e_"))
+        .join(p, ["run", "workload"])
+        .withColumn("isolation", F.regexp_replace("kind", "^e2e_", ""))
+    )
     return latency_percentiles(e2e.withColumn("kind", F.lit("e2e")), "e2e", by=("mode", "commit_ms", "isolation"))
 
 

@@ -39,8 +39,9 @@ def plot_overhead(spread: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.errorbar(x, spread["median"] * 100, yerr=[e * 100 for e in err], fmt="o", capsize=4, label="your runs")
     for p in PUBLISHED:
         if p.value is not None and p.mode in x:
-            ax.scatter([p.mode], [p.value * 100], marker="*", s=160, color="#dd8452", zorder=3,
-                       label=f"published: {p.mode}")
+            ax.scatter(
+                [p.mode], [p.value * 100], marker="*", s=160, color="#dd8452", zorder=3, label=f"published: {p.mode}"
+            )
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_ylabel("throughput overhead vs acks=all (%)")
     ax.set_title("The cost of idempotence and transactions")

@@ -15,25 +15,40 @@ import pandas as pd
 class Published:
     claim: str
     mode: str
-    value: float | None       # throughput overhead as a fraction; None: a qualitative claim
-    tolerance: float          # |ours − published| within this reads as "agrees" (2-core noise is large)
+    value: float | None  # throughput overhead as a fraction; None: a qualitative claim
+    tolerance: float  # |ours − published| within this reads as "agrees" (2-core noise is large)
     source: str
     why_differ: str
 
 
 PUBLISHED = (
-    Published("transactional, 1 KB records, 100 ms commit interval: ≈ 3 % throughput loss", "txn_100ms", 0.03,
-              0.05, 'Confluent, "Transactions in Apache Kafka" (Apurva Mehta, Jason Gustafson), 2017',
-              "measured on dedicated brokers with many producer threads; here one producer, 6 JVMs on 2 cores, "
-              "and librdkafka's v1 protocol adds an AddPartitionsToTxn round trip per transaction"),
-    Published("idempotent vs acks=all: no measurable difference", "idempotent", 0.0, 0.05,
-              "Kafka: The Definitive Guide, 2nd ed. (Shapira et al.), ch. 8",
-              "the header carries producer id, epoch and sequence with or without idempotence (no extra bytes); "
-              "what differs is max.in.flight ≤ 5 and the broker's sequence check"),
-    Published("read_committed costs latency, not throughput", "read_committed", None, 0.0,
-              'Confluent, "Transactions in Apache Kafka", 2017',
-              "a read_committed consumer waits for the commit marker (the LSO), so its latency grows with the "
-              "commit interval; it reads the same bytes"),
+    Published(
+        "transactional, 1 KB records, 100 ms commit interval: ≈ 3 % throughput loss",
+        "txn_100ms",
+        0.03,
+        0.05,
+        'Confluent, "Transactions in Apache Kafka" (Apurva Mehta, Jason Gustafson), 2017',
+        "measured on dedicated brokers with many producer threads; here one producer, 6 JVMs on 2 cores, "
+        "and librdkafka's v1 protocol adds an AddPartitionsToTxn round trip per transaction",
+    ),
+    Published(
+        "idempotent vs acks=all: no measurable difference",
+        "idempotent",
+        0.0,
+        0.05,
+        "Kafka: The Definitive Guide, 2nd ed. (Shapira et al.), ch. 8",
+        "the header carries producer id, epoch and sequence with or without idempotence (no extra bytes); "
+        "what differs is max.in.flight ≤ 5 and the broker's sequence check",
+    ),
+    Published(
+        "read_committed costs latency, not throughput",
+        "read_committed",
+        None,
+        0.0,
+        'Confluent, "Transactions in Apache Kafka", 2017',
+        "a read_committed consumer waits for the commit marker (the LSO), so its latency grows with the "
+        "commit interval; it reads the same bytes",
+    ),
 )
 
 
@@ -49,9 +64,16 @@ def compare(overheads: pd.DataFrame, e2e: pd.DataFrame | None = None) -> pd.Data
         if p.value is not None:
             ours = med.get(p.mode)
             agrees = None if ours is None else abs(ours - p.value) <= p.tolerance
-            rows.append({"claim": p.claim, "published": f"{p.value:+.0%}",
-                         "ours": "not measured" if ours is None else f"{ours:+.1%}",
-                         "agrees": agrees, "source": p.source, "why they may differ": p.why_differ})
+            rows.append(
+                {
+                    "claim": p.claim,
+                    "published": f"{p.value:+.0%}",
+                    "ours": "not measured" if ours is None else f"{ours:+.1%}",
+                    "agrees": agrees,
+                    "source": p.source,
+                    "why they may differ": p.why_differ,
+                }
+            )
         else:
             ours_text, agrees = "not measured", None
             if e2e is not None and len(e2e):
@@ -60,6 +82,14 @@ def compare(overheads: pd.DataFrame, e2e: pd.DataFrame | None = None) -> pd.Data
                     ratio = (t["read_committed"] / t["read_uncommitted"]).median()
                     ours_text = f"e2e p50 read_committed / read_uncommitted = {ratio:.2f}× (transactional runs)"
                     agrees = bool(ratio >= 1.0)
-            rows.append({"claim": p.claim, "published": "latency ↑, throughput =", "ours": ours_text,
-                         "agrees": agrees, "source": p.source, "why they may differ": p.why_differ})
+            rows.append(
+                {
+                    "claim": p.claim,
+                    "published": "latency ↑, throughput =",
+                    "ours": ours_text,
+                    "agrees": agrees,
+                    "source": p.source,
+                    "why they may differ": p.why_differ,
+                }
+            )
     return pd.DataFrame(rows)

@@ -36,9 +36,9 @@ def spark_session(master: str | None = None, *, kafka: bool = True, app: str = "
     builder = (
         SparkSession.builder.master(master or os.environ.get(MASTER_ENV) or "local[2]")
         .appName(app)
-        .config("spark.ui.enabled", "false")              # no web UI on a learner's laptop
+        .config("spark.ui.enabled", "false")  # no web UI on a learner's laptop
         .config("spark.ui.showConsoleProgress", "false")  # no [Stage 3:>] bars in notebook cells
-        .config("spark.sql.shuffle.partitions", "2")      # default 200: 200 tiny tasks per groupBy on 2 cores
+        .config("spark.sql.shuffle.partitions", "2")  # default 200: 200 tiny tasks per groupBy on 2 cores
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "1g")
     )

@@ -25,8 +25,15 @@ def _label_overhead(w: Workload) -> float:
     return TRUE_OVERHEAD[w.mode] + extra
 
 
-def generate_run(folder: Path, *, seed: int, learner: str = "learner", samples_per_workload: int = 500,
-                 noise: float = 0.0, java_peer: bool = True) -> Path:
+def generate_run(
+    folder: Path,
+    *,
+    seed: int,
+    learner: str = "learner",
+    samples_per_workload: int = 500,
+    noise: float = 0.0,
+    java_peer: bool = True,
+) -> Path:
     """One run folder of the default matrix's workloads with known throughputs and latencies."""
     rng = np.random.default_rng(seed)
     run_id = folder.name
@@ -35,26 +42,67 @@ def generate_run(folder: Path, *, seed: int, learner: str = "learner", samples_p
     for i, w in enumerate(MATRICES["default"].workloads):
         params.append({"run_id": run_id, "workload": i, "repeat": 0, **w.record()})
         rps = base * (1 - _label_overhead(w)) * (1 + rng.normal(0, noise))
-        row = {"run_id": run_id, "workload": i, "label": w.label, "mode": w.mode,
-               "commit_ms": float(w.commit_ms) if w.commit_ms else np.nan, "phase": "saturation",
-               "records": w.count, "seconds": w.count / rps, "records_per_s": rps,
-               "mb_per_s": rps * w.record_size / 2**20, "errors": 0}
+        row = {
+            "run_id": run_id,
+            "workload": i,
+            "label": w.label,
+            "mode": w.mode,
+            "commit_ms": float(w.commit_ms) if w.commit_ms else np.nan,
+            "phase": "saturation",
+            "records": w.count,
+            "seconds": w.count / rps,
+            "records_per_s": rps,
+            "mb_per_s": rps * w.record_size / 2**20,
+            "errors": 0,
+        }
         summary.append({**row, "client": "eoslab"})
         if java_peer:
             jrps = rps / 0.95
-            summary.append({**row, "client": "java", "seconds": w.count / jrps, "records_per_s": jrps,
-                            "mb_per_s": jrps * w.record_size / 2**20})
+            summary.append(
+                {
+                    **row,
+                    "client": "java",
+                    "seconds": w.count / jrps,
+                    "records_per_s": jrps,
+                    "mb_per_s": jrps * w.record_size / 2**20,
+                }
+            )
         n = samples_per_workload
         ack = rng.lognormal(np.log(ACK_MEDIAN_MS[w.mode]), 0.4, n)
         ru = ack + rng.lognormal(np.log(5.0), 0.3, n)
         rc = ru + (rng.uniform(0, w.commit_ms, n) if w.commit_ms else 0.0)  # waits for the commit marker
         for kind, vals in (("ack", ack), ("e2e_read_committed", rc), ("e2e_read_uncommitted", ru)):
-            frames.append(pd.DataFrame({"run_id": run_id, "workload": i, "label": w.label, "kind": kind,
-                                        "seq": np.arange(n), "latency_ms": vals}))
-    env = {"run_id": run_id, "learner": learner, "started_at": pd.Timestamp("2026-01-01", tz="UTC"),
-           "matrix": "synthetic", "cpu": "generated", "cores": 2, "memory_gib": 8.0, "os": "generated",
-           "python": "3", "kafka_version": "4.1.2", "client": "confluent-kafka", "client_version": "0",
-           "librdkafka_version": "0", "java": "none", "backend": "generated", "load1_at_start": 0.0, "wall_s": 0.0}
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "run_id": run_id,
+                        "workload": i,
+                        "label": w.label,
+                        "kind": kind,
+                        "seq": np.arange(n),
+                        "latency_ms": vals,
+                    }
+                )
+            )
+    env = {
+        "run_id": run_id,
+        "learner": learner,
+        "started_at": pd.Timestamp("2026-01-01", tz="UTC"),
+        "matrix": "synthetic",
+        "cpu": "generated",
+        "cores": 2,
+        "memory_gib": 8.0,
+        "os": "generated",
+        "python": "3",
+        "kafka_version": "4.1.2",
+        "client": "confluent-kafka",
+        "client_version": "0",
+        "librdkafka_version": "0",
+        "java": "none",
+        "backend": "generated",
+        "load1_at_start": 0.0,
+        "wall_s": 0.0,
+    }
     return write_run(folder, params, summary, pd.concat(frames, ignore_index=True), env)
 
 

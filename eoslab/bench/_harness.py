@@ -90,7 +90,8 @@ class _Committer:
             return
         self.count += 1
         due = (self.w.commit_every and self.count >= self.w.commit_every) or (
-            self.w.commit_ms and (time.monotonic() - self.started) * 1000 >= self.w.commit_ms)
+            self.w.commit_ms and (time.monotonic() - self.started) * 1000 >= self.w.commit_ms
+        )
         if due:
             self.p.commit_transaction(30)
             self.commits += 1
@@ -146,15 +147,26 @@ def saturation(bootstrap: str, topic: str, w: Workload, tick: Callable[[int], No
     return Saturation(w.count, seconds, errors)
 
 
-def _consume(bootstrap: str, topic: str, partitions: int, isolation: str, until: threading.Event,
-             expected: int, out: LatencySamples, lock: threading.Lock) -> None:
-    c = Consumer({
-        "bootstrap.servers": bootstrap, "logger": LIBRDKAFKA_LOGGER,
-        "group.id": f"eoslab-bench-{uuid.uuid4().hex[:8]}",  # required by librdkafka; offsets never committed
-        "isolation.level": isolation,   # explicit: librdkafka's default is read_committed, Java's read_uncommitted
-        "enable.auto.commit": False,
-        "fetch.wait.max.ms": 50,        # a fetch returns at most 50 ms after data is readable
-    })
+def _consume(
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    isolation: str,
+    until: threading.Event,
+    expected: int,
+    out: LatencySamples,
+    lock: threading.Lock,
+) -> None:
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "logger": LIBRDKAFKA_LOGGER,
+            "group.id": f"eoslab-bench-{uuid.uuid4().hex[:8]}",  # required by librdkafka; offsets never committed
+            "isolation.level": isolation,  # explicit: librdkafka's default is read_committed, Java's read_uncommitted
+            "enable.auto.commit": False,
+            "fetch.wait.max.ms": 50,  # a fetch returns at most 50 ms after data is readable
+        }
+    )
     c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     seen = 0
     try:
@@ -171,15 +183,23 @@ def _consume(bootstrap: str, topic: str, partitions: int, isolation: str, until:
         c.close()
 
 
-def fixed_load(bootstrap: str, topic: str, w: Workload, tick: Callable[[int], None] = lambda n: None,
-               ) -> LatencySamples:
+def fixed_load(
+    bootstrap: str,
+    topic: str,
+    w: Workload,
+    tick: Callable[[int], None] = lambda n: None,
+) -> LatencySamples:
     out = LatencySamples()
     lock = threading.Lock()
     total = int(w.rate * w.duration_s)
     out.offered = total
     stop = threading.Event()
-    consumers = [threading.Thread(target=_consume, args=(bootstrap, topic, w.partitions, iso, stop, total, out, lock),
-                                  daemon=True) for iso in ISOLATIONS]
+    consumers = [
+        threading.Thread(
+            target=_consume, args=(bootstrap, topic, w.partitions, iso, stop, total, out, lock), daemon=True
+        )
+        for iso in ISOLATIONS
+    ]
     for t in consumers:
         t.start()
 

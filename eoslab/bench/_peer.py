@@ -21,13 +21,16 @@ from eoslab.bench._workload import Workload
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
 
-TXN_NOTE = ("transactions are not like-for-like: the Java 4.x client uses transaction protocol v2 "
-            "(KIP-890, epoch bump per commit, implicit AddPartitions), librdkafka v1")
+TXN_NOTE = (
+    "transactions are not like-for-like: the Java 4.x client uses transaction protocol v2 "
+    "(KIP-890, epoch bump per commit, implicit AddPartitions), librdkafka v1"
+)
 
 _TOTAL = re.compile(
     r"(?P<records>\d+) records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
     r"(?P<avg>[\d.]+) ms avg latency, (?P<max>[\d.]+) ms max latency, (?P<p50>\d+) ms 50th, "
-    r"(?P<p95>\d+) ms 95th, (?P<p99>\d+) ms 99th")
+    r"(?P<p95>\d+) ms 95th, (?P<p99>\d+) ms 99th"
+)
 
 
 @dataclass
@@ -52,16 +55,33 @@ def parse_total(text: str) -> PeerResult | None:
 
 
 def java_args(w: Workload, topic: str) -> list[str]:
-    args = ["--topic", topic, "--num-records", str(w.count), "--record-size", str(w.record_size),
-            "--throughput", "-1", "--producer-props", "bootstrap.servers={bootstrap}", *w.java_props()]
+    args = [
+        "--topic",
+        topic,
+        "--num-records",
+        str(w.count),
+        "--record-size",
+        str(w.record_size),
+        "--throughput",
+        "-1",
+        "--producer-props",
+        "bootstrap.servers={bootstrap}",
+        *w.java_props(),
+    ]
     if w.transactional:
-        args += ["--transactional-id", f"eoslab-bench-java-{uuid.uuid4().hex[:10]}",
-                 "--transaction-duration-ms", str(w.commit_ms)]
+        args += [
+            "--transactional-id",
+            f"eoslab-bench-java-{uuid.uuid4().hex[:10]}",
+            "--transaction-duration-ms",
+            str(w.commit_ms),
+        ]
     return args
 
 
-PERF_JVM = ("-Xmx512M -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 "
-            "-XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true").split()
+PERF_JVM = (
+    "-Xmx512M -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 "
+    "-XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true"
+).split()
 """What ``kafka-producer-perf-test.sh`` gives the tool (its KAFKA_HEAP_OPTS + kafka-run-class's perf opts).
 
 The kit's short-lived-tool flags (C1 only, serial GC, 256 MB) start a JVM 40 % faster but
@@ -76,9 +96,15 @@ def _run_local(cluster: Cluster, args: list[str]) -> str:
     from eoslab.errors import EoslabError
 
     argv = [a.replace("{bootstrap}", cluster.bootstrap_servers()) for a in args]
-    cmd = [_java.java_executable(), *PERF_JVM,
-           f"-Dlog4j2.configurationFile={PACKAGE_DIR / '_resources' / 'log4j2-tools.xml'}",
-           "-cp", _jars.kafka_classpath(), "org.apache.kafka.tools.ProducerPerformance", *argv]
+    cmd = [
+        _java.java_executable(),
+        *PERF_JVM,
+        f"-Dlog4j2.configurationFile={PACKAGE_DIR / '_resources' / 'log4j2-tools.xml'}",
+        "-cp",
+        _jars.kafka_classpath(),
+        "org.apache.kafka.tools.ProducerPerformance",
+        *argv,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]

@@ -104,8 +104,13 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def write_run(folder: Path, params: list[dict[str, Any]], summary: list[dict[str, Any]],
-              samples: pd.DataFrame, env: dict[str, Any]) -> Path:
+def write_run(
+    folder: Path,
+    params: list[dict[str, Any]],
+    summary: list[dict[str, Any]],
+    samples: pd.DataFrame,
+    env: dict[str, Any],
+) -> Path:
     """Write the four tables; the folder is written under a temporary name and renamed, so a
     reader never sees half a run."""
     tmp = folder.with_name(folder.name + ".partial")

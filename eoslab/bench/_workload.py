@@ -32,15 +32,15 @@ class Workload:
     """
 
     mode: str
-    commit_ms: int | None = None        # transactional: commit every T ms (Java's --transaction-duration-ms)
-    commit_every: int | None = None     # transactional: or every N records (librdkafka side only)
+    commit_ms: int | None = None  # transactional: commit every T ms (Java's --transaction-duration-ms)
+    commit_every: int | None = None  # transactional: or every N records (librdkafka side only)
     record_size: int = 1024
     count: int = 100_000
     rate: int = 1000
     duration_s: float = 5.0
     linger_ms: int = 5
     batch_size: int = 65536
-    max_in_flight: int = 5              # Java's default; the most idempotence allows (5 batches remembered)
+    max_in_flight: int = 5  # Java's default; the most idempotence allows (5 batches remembered)
     partitions: int = 3
 
     def __post_init__(self) -> None:
@@ -83,10 +83,12 @@ class Workload:
 
     def librdkafka_conf(self) -> dict[str, Any]:
         conf = self.common_conf()
-        conf.update({
-            "batch.num.messages": 100_000,  # let batch.size, not librdkafka's count cap (10,000), close a batch
-            "queue.buffering.max.messages": 1_000_000,  # the local queue is not what we measure
-        })
+        conf.update(
+            {
+                "batch.num.messages": 100_000,  # let batch.size, not librdkafka's count cap (10,000), close a batch
+                "queue.buffering.max.messages": 1_000_000,  # the local queue is not what we measure
+            }
+        )
         return conf
 
     def java_props(self) -> list[str]:
@@ -123,8 +125,9 @@ MATRICES: dict[str, Matrix] = {
     # ≤ 3 min on 2 cores: 6 workloads × (saturation + Java peer + 4 s at 1000 records/s).
     "default": Matrix("default", _modes(count=120_000, rate=1000, duration_s=4.0, commit_intervals=(20, 100, 500))),
     # The test suite's and notebook 06's matrix: seconds, no Java peer (a JVM start is 2-3 s here).
-    "quick": Matrix("quick", _modes(count=10_000, rate=500, duration_s=2.0, commit_intervals=(50, 200)),
-                    java_peer=False),
+    "quick": Matrix(
+        "quick", _modes(count=10_000, rate=500, duration_s=2.0, commit_intervals=(50, 200)), java_peer=False
+    ),
 }
 
 

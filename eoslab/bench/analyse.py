@@ -19,9 +19,14 @@ def analyse_all(spark: object, root: Path) -> dict[str, object]:
     runs = A.load_runs(spark, root)  # type: ignore[arg-type]
     spread = A.overhead_spread(A.overhead(runs.summary)).toPandas()
     e2e = A.e2e_by_commit_interval(runs.samples, runs.params).toPandas()
-    return {"throughput": A.throughput(runs.summary).toPandas(), "overhead": spread,
-            "ack": A.latency_percentiles(runs.samples).toPandas(), "e2e": e2e,
-            "java": A.kit_vs_java(runs.summary).toPandas(), "published": A.compare(spread, e2e)}
+    return {
+        "throughput": A.throughput(runs.summary).toPandas(),
+        "overhead": spread,
+        "ack": A.latency_percentiles(runs.samples).toPandas(),
+        "e2e": e2e,
+        "java": A.kit_vs_java(runs.summary).toPandas(),
+        "published": A.compare(spread, e2e),
+    }
 
 
 def bench_analyse(root: str | Path | None = None, synthetic: int = 100) -> int:

@@ -11,18 +11,28 @@ if TYPE_CHECKING:
     from eoslab.cluster import Cluster
 
 
-def write_audit_topic(cluster: Cluster, topic: str, *, transactions: int = 20, per_txn: int = 500,
-                      abort_every: int = 4, duplicates: int = 100) -> dict[str, int]:
+def write_audit_topic(
+    cluster: Cluster,
+    topic: str,
+    *,
+    transactions: int = 20,
+    per_txn: int = 500,
+    abort_every: int = 4,
+    duplicates: int = 100,
+) -> dict[str, int]:
     """Create ``topic`` and write ``transactions`` transactions of ``per_txn`` records keyed by their
     id; every ``abort_every``-th is aborted; then ``duplicates`` committed keys are written again,
     committed (a re-send by an application that is NOT exactly-once end to end)."""
     from eoslab.clients import producer
 
     cluster.admin.create_topic(topic, partitions=3)
-    p = producer(cluster, {
-        "transactional.id": f"eoslab-audit-{uuid.uuid4().hex[:8]}",  # transactions need an id
-        "enable.idempotence": True,
-    })
+    p = producer(
+        cluster,
+        {
+            "transactional.id": f"eoslab-audit-{uuid.uuid4().hex[:8]}",  # transactions need an id
+            "enable.idempotence": True,
+        },
+    )
     p.init_transactions(30)
     committed_keys: list[int] = []
     aborted = 0
@@ -44,5 +54,9 @@ def write_audit_topic(cluster: Cluster, topic: str, *, transactions: int = 20, p
     for k in committed_keys[:duplicates]:
         p.produce(topic, key=str(k).encode(), value=b"x" * 100)
     p.commit_transaction(30)
-    return {"committed": len(committed_keys) + duplicates, "aborted": aborted, "duplicates": duplicates,
-            "distinct_committed_keys": len(committed_keys)}
+    return {
+        "committed": len(committed_keys) + duplicates,
+        "aborted": aborted,
+        "duplicates": duplicates,
+        "distinct_committed_keys": len(committed_keys),
+    }

@@ -39,12 +39,20 @@ def _fixed_row(run_id: str, i: int, w: Workload, s: _harness.LatencySamples) -> 
     by_kind: dict[str, list[float]] = {}
     for kind, ms in zip(s.kind, s.latency_ms, strict=False):
         by_kind.setdefault(kind, []).append(ms)
-    row: dict[str, Any] = {"run_id": run_id, "workload": i, "label": w.label, "mode": w.mode,
-                           "commit_ms": w.commit_ms, "client": "eoslab", "phase": "fixed_load",
-                           "records": s.offered, "seconds": s.seconds,
-                           "records_per_s": s.offered / s.seconds if s.seconds else float("nan"),
-                           "mb_per_s": s.offered * w.record_size / 2**20 / s.seconds if s.seconds else float("nan"),
-                           "errors": s.errors}
+    row: dict[str, Any] = {
+        "run_id": run_id,
+        "workload": i,
+        "label": w.label,
+        "mode": w.mode,
+        "commit_ms": w.commit_ms,
+        "client": "eoslab",
+        "phase": "fixed_load",
+        "records": s.offered,
+        "seconds": s.seconds,
+        "records_per_s": s.offered / s.seconds if s.seconds else float("nan"),
+        "mb_per_s": s.offered * w.record_size / 2**20 / s.seconds if s.seconds else float("nan"),
+        "errors": s.errors,
+    }
     for kind in ("ack", "e2e_read_committed", "e2e_read_uncommitted"):
         vals = by_kind.get(kind, [])
         row[f"{kind}_n"] = len(vals)
@@ -53,13 +61,32 @@ def _fixed_row(run_id: str, i: int, w: Workload, s: _harness.LatencySamples) -> 
     return row
 
 
-def _sat_row(run_id: str, i: int, w: Workload, client: str, records: int, seconds: float,
-             p50: float = float("nan"), p99: float = float("nan")) -> dict[str, Any]:
-    return {"run_id": run_id, "workload": i, "label": w.label, "mode": w.mode, "commit_ms": w.commit_ms,
-            "client": client, "phase": "saturation", "records": records, "seconds": seconds,
-            "records_per_s": records / seconds if seconds else float("nan"),
-            "mb_per_s": records * w.record_size / 2**20 / seconds if seconds else float("nan"),
-            "errors": 0, "ack_p50_ms": p50, "ack_p99_ms": p99}
+def _sat_row(
+    run_id: str,
+    i: int,
+    w: Workload,
+    client: str,
+    records: int,
+    seconds: float,
+    p50: float = float("nan"),
+    p99: float = float("nan"),
+) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "workload": i,
+        "label": w.label,
+        "mode": w.mode,
+        "commit_ms": w.commit_ms,
+        "client": client,
+        "phase": "saturation",
+        "records": records,
+        "seconds": seconds,
+        "records_per_s": records / seconds if seconds else float("nan"),
+        "mb_per_s": records * w.record_size / 2**20 / seconds if seconds else float("nan"),
+        "errors": 0,
+        "ack_p50_ms": p50,
+        "ack_p99_ms": p99,
+    }
 
 
 def _topic(cluster: Cluster, run_id: str, w: Workload, phase: str) -> str:
@@ -68,8 +95,9 @@ def _topic(cluster: Cluster, run_id: str, w: Workload, phase: str) -> str:
     return name
 
 
-def run_matrix(cluster: Cluster, m: Matrix | str = "default", root: str | Path | None = None,
-               progress: bool = True) -> Path:
+def run_matrix(
+    cluster: Cluster, m: Matrix | str = "default", root: str | Path | None = None, progress: bool = True
+) -> Path:
     """Run every workload of the matrix and write one run folder; returns its path."""
     from tqdm.auto import tqdm
 
@@ -99,14 +127,25 @@ def run_matrix(cluster: Cluster, m: Matrix | str = "default", root: str | Path |
                         peer: PeerResult | None = run_peer(cluster, w, t)
                         bar.update(w.count)
                         if peer is not None:
-                            summary.append(_sat_row(run_id, i, w, "java", peer.records, peer.seconds,
-                                                    peer.p50_ms, peer.p99_ms))
+                            summary.append(
+                                _sat_row(run_id, i, w, "java", peer.records, peer.seconds, peer.p50_ms, peer.p99_ms)
+                            )
                     bar.set_description(f"{w.label}: {w.rate}/s fixed load")
                     made.append(t := _topic(cluster, run_id, w, "lat"))
                     lat = _harness.fixed_load(bootstrap, t, w, tick=bar.update)
                     summary.append(_fixed_row(run_id, i, w, lat))
-                    frames.append(pd.DataFrame({"run_id": run_id, "workload": i, "label": w.label,
-                                                "kind": lat.kind, "seq": lat.seq, "latency_ms": lat.latency_ms}))
+                    frames.append(
+                        pd.DataFrame(
+                            {
+                                "run_id": run_id,
+                                "workload": i,
+                                "label": w.label,
+                                "kind": lat.kind,
+                                "seq": lat.seq,
+                                "latency_ms": lat.latency_ms,
+                            }
+                        )
+                    )
                 finally:
                     for t in made:
                         try:
@@ -116,8 +155,11 @@ def run_matrix(cluster: Cluster, m: Matrix | str = "default", root: str | Path |
     finally:
         bar.close()
     env["wall_s"] = round(time.monotonic() - t_start, 1)
-    samples = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["run_id", "workload", "label", "kind", "seq", "latency_ms"])
+    samples = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["run_id", "workload", "label", "kind", "seq", "latency_ms"])
+    )
     return write_run(folder, params, summary, samples, env)
 
 
@@ -142,24 +184,32 @@ def summary_text(folder: Path) -> str:
     ours = sat[sat.client == "eoslab"].set_index("label")
     java = sat[sat.client == "java"].set_index("label")
     base = ours.records_per_s.get(BASELINE, float("nan"))
-    lines = [f"run {env.run_id}: {env.cores} cores ({env.cpu}), Kafka {env.kafka_version}, "
-             f"librdkafka {env.librdkafka_version}, {env.backend} backend, load {env.load1_at_start} at start, "
-             f"{env.get('wall_s', '?')} s",
-             "saturation (records/s; 'java' = kafka-producer-perf-test, same settings, same run):",
-             f"{'mode':<16}{'eoslab':>10}{'MB/s':>7}{'java':>10}{'ratio':>7}{'overhead':>12}   "
-             f"fixed load: ack p50/p99   e2e rc p50/p99   e2e ru p50/p99 (ms)"]
+    lines = [
+        f"run {env.run_id}: {env.cores} cores ({env.cpu}), Kafka {env.kafka_version}, "
+        f"librdkafka {env.librdkafka_version}, {env.backend} backend, load {env.load1_at_start} at start, "
+        f"{env.get('wall_s', '?')} s",
+        "saturation (records/s; 'java' = kafka-producer-perf-test, same settings, same run):",
+        f"{'mode':<16}{'eoslab':>10}{'MB/s':>7}{'java':>10}{'ratio':>7}{'overhead':>12}   "
+        f"fixed load: ack p50/p99   e2e rc p50/p99   e2e ru p50/p99 (ms)",
+    ]
     for label, r in ours.iterrows():
         j = java.records_per_s.get(label, float("nan"))
         ratio = r.records_per_s / j if j == j else float("nan")
         flag = "" if ratio != ratio or ratio >= TARGET_RATIO else " <0.9"
         over = 1 - r.records_per_s / base
         f = fixed.loc[label] if label in fixed.index else None
-        lat = "" if f is None else (
-            f"   {f.ack_p50_ms:6.1f}/{f.ack_p99_ms:<7.1f}  {f.e2e_read_committed_p50_ms:7.1f}/"
-            f"{f.e2e_read_committed_p99_ms:<7.1f}  {f.e2e_read_uncommitted_p50_ms:7.1f}/"
-            f"{f.e2e_read_uncommitted_p99_ms:.1f}")
-        lines.append(f"{label:<16}{r.records_per_s:>10.0f}{r.mb_per_s:>7.1f}{j:>10.0f}{ratio:>7.2f}{flag:<1}"
-                     f"{over:>+11.1%}{lat}")
+        lat = (
+            ""
+            if f is None
+            else (
+                f"   {f.ack_p50_ms:6.1f}/{f.ack_p99_ms:<7.1f}  {f.e2e_read_committed_p50_ms:7.1f}/"
+                f"{f.e2e_read_committed_p99_ms:<7.1f}  {f.e2e_read_uncommitted_p50_ms:7.1f}/"
+                f"{f.e2e_read_uncommitted_p99_ms:.1f}"
+            )
+        )
+        lines.append(
+            f"{label:<16}{r.records_per_s:>10.0f}{r.mb_per_s:>7.1f}{j:>10.0f}{ratio:>7.2f}{flag:<1}{over:>+11.1%}{lat}"
+        )
     lines.append("overhead = 1 − throughput / acks_all's throughput in this run (negative: faster than acks_all).")
     lines.append(f"note: {TXN_NOTE}.")
     lines.append("note: a shared 2-core machine makes these figures noisy; compare ratios measured in one run.")

@@ -76,8 +76,10 @@ def throughput(bootstrap: str, topic: str, seconds: float) -> Throughput:
 
 def latencies(direct: str, proxied: str, topic: str, samples: int = LATENCY_SAMPLES) -> tuple[list[float], ...]:
     """Milliseconds from produce() to the delivery report, one message at a time, alternating paths."""
-    producers = [Producer({"bootstrap.servers": b, "client.id": f"bench-proxy-lat{i}", **PRODUCER, "linger.ms": 0})
-                 for i, b in enumerate((direct, proxied))]
+    producers = [
+        Producer({"bootstrap.servers": b, "client.id": f"bench-proxy-lat{i}", **PRODUCER, "linger.ms": 0})
+        for i, b in enumerate((direct, proxied))
+    ]
     out: tuple[list[float], list[float]] = ([], [])
     for p in producers:
         p.produce(topic, RECORD, partition=0)
@@ -118,16 +120,21 @@ def bench_proxy(cluster: Cluster, seconds: float = ROUND_S) -> int:
                 t = throughput(bootstrap, topic, seconds)
                 rounds[name].append(t)
                 print(f"  {name:<8} {t.per_s:>9.0f} records/s  {t.mb_s:6.1f} MiB/s  ({t.records} in {t.seconds:.1f} s)")
-        ratio = (statistics.median(t.per_s for t in rounds["proxied"])
-                 / statistics.median(t.per_s for t in rounds["direct"]))
+        ratio = statistics.median(t.per_s for t in rounds["proxied"]) / statistics.median(
+            t.per_s for t in rounds["direct"]
+        )
         added = p99(lat_p) - p99(lat_d)
     finally:
         proxy.clear_trace(client_id="bench-proxy-tput")  # the trace is for lessons, not for 10^5 batches
         cluster.admin.delete_topic(topic)
     ok_t, ok_l = ratio >= 0.8, added <= 2.0
     print(f"throughput proxied/direct   {ratio:6.2f}x (medians)   target ≥ 0.8x   {'ok' if ok_t else 'UNDER TARGET'}")
-    print(f"latency p50 direct {statistics.median(lat_d):.2f} ms, proxied {statistics.median(lat_p):.2f} ms; "
-          f"p99 direct {p99(lat_d):.2f} ms, proxied {p99(lat_p):.2f} ms")
-    print(f"added p99 latency          {added:6.2f} ms  target ≤ 2 ms   ratio {added / 2.0:5.2f}  "
-          f"{'ok' if ok_l else 'OVER TARGET'}")
+    print(
+        f"latency p50 direct {statistics.median(lat_d):.2f} ms, proxied {statistics.median(lat_p):.2f} ms; "
+        f"p99 direct {p99(lat_d):.2f} ms, proxied {p99(lat_p):.2f} ms"
+    )
+    print(
+        f"added p99 latency          {added:6.2f} ms  target ≤ 2 ms   ratio {added / 2.0:5.2f}  "
+        f"{'ok' if ok_l else 'OVER TARGET'}"
+    )
     return 0 if ok_t and ok_l else 1

@@ -109,8 +109,9 @@ class Admin:
         timeout: float = 15.0,
     ) -> None:
         if replica_assignment is not None:
-            new = NewTopic(name, num_partitions=len(replica_assignment), replica_assignment=replica_assignment,
-                           config=config or {})
+            new = NewTopic(
+                name, num_partitions=len(replica_assignment), replica_assignment=replica_assignment, config=config or {}
+            )
         else:
             new = NewTopic(name, num_partitions=partitions or 1, config=config or {})
         self.client.create_topics([new], request_timeout=timeout)[name].result(timeout=timeout + 1)
@@ -123,8 +124,13 @@ class Admin:
             views = partition_views(self.topology, name)
             return bool(views) and all(sum(leader >= 0 for leader in v.values()) == n for v in views.values())
 
-        wait_until(everywhere, timeout=timeout, what=f"every broker to know topic {name!r} with {n} led partition(s)",
-                   interval=0.1, describe=lambda: f"brokers' views: {partition_views(self.topology, name)}")
+        wait_until(
+            everywhere,
+            timeout=timeout,
+            what=f"every broker to know topic {name!r} with {n} led partition(s)",
+            interval=0.1,
+            describe=lambda: f"brokers' views: {partition_views(self.topology, name)}",
+        )
 
     def delete_topic(self, name: str, timeout: float = 15.0) -> None:
         self.client.delete_topics([name], request_timeout=timeout)[name].result(timeout=timeout + 1)
@@ -168,10 +174,10 @@ def describe_quorum(controller: Node, timeout: float = 5.0) -> QuorumState:
     """DescribeQuorum (api key 55) asked of one controller directly (KIP-919 lets it answer)."""
     from eoslab.protocol import KafkaConnection
 
-    with KafkaConnection("127.0.0.1", controller.controller_port, client_id="eoslab-admin",
-                         timeout=timeout) as conn:
+    with KafkaConnection("127.0.0.1", controller.controller_port, client_id="eoslab-admin", timeout=timeout) as conn:
         resp = conn.request(
-            "DescribeQuorum", 0,
+            "DescribeQuorum",
+            0,
             {"Topics": [{"TopicName": "__cluster_metadata", "Partitions": [{"PartitionIndex": 0}]}]},
         )
     part = resp["Topics"][0]["Partitions"][0]

@@ -95,6 +95,7 @@ class Backend(Protocol):
     def tool_bootstrap_servers(self) -> str:
         """The bootstrap servers as a CLI tool of this backend reaches them."""
 
-    def run_tool(self, tool: str, args: list[str], *, node: Node | None = None,
-                 timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+    def run_tool(
+        self, tool: str, args: list[str], *, node: Node | None = None, timeout: float = 120.0
+    ) -> subprocess.CompletedProcess[str]:
         """Run a Kafka CLI tool of the pinned release (``TOOLS``) and capture its output."""

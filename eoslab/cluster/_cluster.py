@@ -240,17 +240,25 @@ class Cluster:
             want = tuple(c.node_id for c in self.topology.controllers)
             return q if q.leader_id in want and q.voters == want else None
 
-        wait_until(quorum_ok, timeout=remaining(), what="a KRaft quorum of 3 voters with a leader",
-                   describe=lambda: self._log_tails([c.name for c in self.topology.controllers]),
-                   hint="A controller that cannot start usually says why in its log: `eoslab logs controller-1`.")
+        wait_until(
+            quorum_ok,
+            timeout=remaining(),
+            what="a KRaft quorum of 3 voters with a leader",
+            describe=lambda: self._log_tails([c.name for c in self.topology.controllers]),
+            hint="A controller that cannot start usually says why in its log: `eoslab logs controller-1`.",
+        )
 
         def brokers_ok() -> bool:
             self._check_alive()
             return len(self.admin.brokers(timeout=2.0)) == n_brokers
 
-        wait_until(brokers_ok, timeout=remaining(), what=f"{n_brokers} registered, unfenced brokers",
-                   describe=lambda: self._log_tails([b.name for b in self.topology.brokers]),
-                   hint="See `eoslab logs broker-1` (and 2, 3).")
+        wait_until(
+            brokers_ok,
+            timeout=remaining(),
+            what=f"{n_brokers} registered, unfenced brokers",
+            describe=lambda: self._log_tails([b.name for b in self.topology.brokers]),
+            hint="See `eoslab logs broker-1` (and 2, 3).",
+        )
 
         broker = self.topology.brokers[0]
 
@@ -262,14 +270,20 @@ class Cluster:
                     return False
             return True
 
-        wait_until(coordinators_ok, timeout=remaining(),
-                   what="__consumer_offsets and __transaction_state to be created and loaded",
-                   describe=lambda: self._log_tails([b.name for b in self.topology.brokers]))
+        wait_until(
+            coordinators_ok,
+            timeout=remaining(),
+            what="__consumer_offsets and __transaction_state to be created and loaded",
+            describe=lambda: self._log_tails([b.name for b in self.topology.brokers]),
+        )
 
     def wait_broker_registered(self, node_id: int, timeout: float = 60.0) -> None:
-        wait_until(lambda: node_id in self.admin.brokers(timeout=2.0), timeout=timeout,
-                   what=f"broker {node_id} to register and be unfenced",
-                   describe=lambda: self._log_tails([f"broker-{node_id}"]))
+        wait_until(
+            lambda: node_id in self.admin.brokers(timeout=2.0),
+            timeout=timeout,
+            what=f"broker {node_id} to register and be unfenced",
+            describe=lambda: self._log_tails([f"broker-{node_id}"]),
+        )
 
     def wait_for_new_leader(self, topic: str, partition: int, old_leader: int, timeout: float = 30.0) -> int:
         """Wait until ``topic-partition`` has a live leader other than ``old_leader``; return it."""
@@ -289,18 +303,29 @@ class Cluster:
         def probe() -> bool:
             return tuple(sorted(self.isr(topic, partition))) == want
 
-        wait_until(probe, timeout=timeout, what=f"ISR of {topic}-{partition} to be {list(want)}",
-                   describe=lambda: f"now: {self.partition(topic, partition)}")
+        wait_until(
+            probe,
+            timeout=timeout,
+            what=f"ISR of {topic}-{partition} to be {list(want)}",
+            describe=lambda: f"now: {self.partition(topic, partition)}",
+        )
 
     def wait_full_isr(self, timeout: float = 90.0) -> None:
         """Every partition of every topic has all its replicas in sync."""
 
         def lagging() -> list[str]:
-            return [f"{p.topic}-{p.partition} isr={list(p.isr)}" for p in self.partitions()
-                    if sorted(p.isr) != sorted(p.replicas) or p.leader == -1]
+            return [
+                f"{p.topic}-{p.partition} isr={list(p.isr)}"
+                for p in self.partitions()
+                if sorted(p.isr) != sorted(p.replicas) or p.leader == -1
+            ]
 
-        wait_until(lambda: not lagging(), timeout=timeout, what="every partition's ISR to be complete",
-                   describe=lambda: "lagging: " + ", ".join(lagging()[:5]))
+        wait_until(
+            lambda: not lagging(),
+            timeout=timeout,
+            what="every partition's ISR to be complete",
+            describe=lambda: "lagging: " + ", ".join(lagging()[:5]),
+        )
 
     # -- views ------------------------------------------------------------------
     def status_frame(self):  # type: ignore[no-untyped-def]

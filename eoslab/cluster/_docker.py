@@ -33,8 +33,9 @@ def docker_available() -> str | None:
     if docker is None:
         return "the `docker` command is not installed"
     try:
-        proc = subprocess.run([docker, "info", "--format", "{{.ServerVersion}}"], capture_output=True,
-                              text=True, timeout=20)
+        proc = subprocess.run(
+            [docker, "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True, timeout=20
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"`docker info` failed ({exc})"
     if proc.returncode != 0 or not proc.stdout.strip():
@@ -59,8 +60,14 @@ def compose_file() -> Path:
 class DockerBackend:
     name = "docker"
 
-    def __init__(self, topology: Topology = TOPOLOGY, compose_cmd: list[str] | None = None,
-                 *, on_up: Callable[[], None] | None = None, on_down: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        topology: Topology = TOPOLOGY,
+        compose_cmd: list[str] | None = None,
+        *,
+        on_up: Callable[[], None] | None = None,
+        on_down: Callable[[], None] | None = None,
+    ) -> None:
         self.topology = topology
         self._cmd = compose_cmd
         self._on_up = on_up
@@ -69,15 +76,18 @@ class DockerBackend:
     @classmethod
     def from_testcontainers(cls, compose: Any, topology: Topology = TOPOLOGY) -> DockerBackend:
         """Drive a testcontainers ``DockerCompose`` (tests): its start/stop, its compose command."""
-        return cls(topology, compose.docker_compose_command(), on_up=compose.start,
-                   on_down=lambda: compose.stop(down=True))
+        return cls(
+            topology, compose.docker_compose_command(), on_up=compose.start, on_down=lambda: compose.stop(down=True)
+        )
 
     # -- plumbing ---------------------------------------------------------------
     def _base(self) -> list[str]:
         if self._cmd is None:
             if (why := docker_available()) is not None:
-                raise SetupError(f"The docker backend needs Docker, but {why}: start Docker Desktop/the docker "
-                                 "service, or use the local backend (unset EOSLAB_BACKEND).")
+                raise SetupError(
+                    f"The docker backend needs Docker, but {why}: start Docker Desktop/the docker "
+                    "service, or use the local backend (unset EOSLAB_BACKEND)."
+                )
             self._cmd = ["docker", "compose", "-p", COMPOSE_PROJECT, "-f", str(compose_file())]
         return list(self._cmd)
 
@@ -149,12 +159,30 @@ class DockerBackend:
         return None  # in a named volume: `docker compose exec broker-1 ls /var/lib/kafka/data`
 
     def list_files(self, node: Node, folder: str) -> list[tuple[str, int]]:
-        proc = subprocess.run([*self._base(), "exec", "-T", node.name, "find", f"{CONTAINER_DATA_DIR}/{folder}",
-                               "-maxdepth", "1", "-type", "f", "-printf", "%f %s\\n"],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [
+                *self._base(),
+                "exec",
+                "-T",
+                node.name,
+                "find",
+                f"{CONTAINER_DATA_DIR}/{folder}",
+                "-maxdepth",
+                "1",
+                "-type",
+                "f",
+                "-printf",
+                "%f %s\\n",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         if proc.returncode != 0:
-            raise EoslabError(f"{node.name} has no folder {folder} in {CONTAINER_DATA_DIR}: "
-                              "check the topic and partition, and that this broker holds a replica.")
+            raise EoslabError(
+                f"{node.name} has no folder {folder} in {CONTAINER_DATA_DIR}: "
+                "check the topic and partition, and that this broker holds a replica."
+            )
         rows = [line.rsplit(" ", 1) for line in proc.stdout.splitlines() if line.strip()]
         return sorted((name, int(size)) for name, size in rows)
 
@@ -162,9 +190,11 @@ class DockerBackend:
         # Inside the compose network the INTERNAL listeners are reachable by name.
         return ",".join(f"{b.name}:{b.internal_port}" for b in self.topology.brokers)
 
-    def run_tool(self, tool: str, args: list[str], *, node: Node | None = None,
-                 timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+    def run_tool(
+        self, tool: str, args: list[str], *, node: Node | None = None, timeout: float = 120.0
+    ) -> subprocess.CompletedProcess[str]:
         target = node or self.topology.brokers[0]
         script = f"/opt/kafka/bin/{TOOLS[tool].script}"
-        return subprocess.run([*self._base(), "exec", "-T", target.name, script, *args],
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [*self._base(), "exec", "-T", target.name, script, *args], capture_output=True, text=True, timeout=timeout
+        )

@@ -135,8 +135,15 @@ class LocalBackend:
                 except psutil.Error:
                     proc = None
             rows.append(
-                NodeStatus(node.name, node.role, node.node_id, self._state(proc),  # type: ignore[arg-type]
-                           proc.pid if proc else None, node.ports, rss)
+                NodeStatus(
+                    node.name,
+                    node.role,
+                    node.node_id,
+                    self._state(proc),  # type: ignore[arg-type]
+                    proc.pid if proc else None,
+                    node.ports,
+                    rss,
+                )
             )
         return rows
 
@@ -219,16 +226,21 @@ class LocalBackend:
 
     def _spawn(self, node: Node) -> None:
         java = _java.java_executable()
-        argv = [java, f"@{self.root / 'jvm.args'}", *JVM_HEAP[node.role].split(),
-                f"-Deoslab.node={node.name}", "kafka.Kafka", str(self._props_file(node))]
+        argv = [
+            java,
+            f"@{self.root / 'jvm.args'}",
+            *JVM_HEAP[node.role].split(),
+            f"-Deoslab.node={node.name}",
+            "kafka.Kafka",
+            str(self._props_file(node)),
+        ]
         log = self.log_file(node)
         with log.open("a") as fh:
             fh.write(f"\n===== eoslab: starting {node.name} at {time.strftime('%Y-%m-%d %H:%M:%S')} =====\n")
         pid_file = self._pid_file(node)
         pid_file.unlink(missing_ok=True)
         script = f'exec </dev/null >>{shlex.quote(str(log))} 2>&1; "$@" & echo $! > {shlex.quote(str(pid_file))}'
-        subprocess.run(["sh", "-c", script, "sh", *argv], check=True, start_new_session=True,
-                       cwd=self.node_dir(node))
+        subprocess.run(["sh", "-c", script, "sh", *argv], check=True, start_new_session=True, cwd=self.node_dir(node))
         time.sleep(0.05)
         if not pid_file.is_file():
             raise ClusterStartError(f"{node.name} did not start: see {log}.")
@@ -266,15 +278,20 @@ class LocalBackend:
         proc = self._require(node)
         proc.send_signal(signal.SIGSTOP)
         # Signals are delivered asynchronously: return once the kernel shows the JVM stopped.
-        wait_until(lambda: self._state(proc) == "paused", timeout=5, interval=0.02,
-                   what=f"{node.name} to stop after SIGSTOP")
+        wait_until(
+            lambda: self._state(proc) == "paused", timeout=5, interval=0.02, what=f"{node.name} to stop after SIGSTOP"
+        )
 
     def resume(self, node: Node) -> None:
         proc = self._process(node)
         if proc is not None:
             proc.send_signal(signal.SIGCONT)
-            wait_until(lambda: self._state(proc) != "paused", timeout=5, interval=0.02,
-                       what=f"{node.name} to run again after SIGCONT")
+            wait_until(
+                lambda: self._state(proc) != "paused",
+                timeout=5,
+                interval=0.02,
+                what=f"{node.name} to run again after SIGCONT",
+            )
 
     def _require(self, node: Node) -> psutil.Process:
         proc = self._process(node)
@@ -311,16 +328,19 @@ class LocalBackend:
     def list_files(self, node: Node, folder: str) -> list[tuple[str, int]]:
         path = self.host_data_path(node) / folder
         if not path.is_dir():
-            raise EoslabError(f"{node.name} has no folder {folder} in {self.host_data_path(node)}: "
-                              "check the topic and partition, and that this broker holds a replica.")
+            raise EoslabError(
+                f"{node.name} has no folder {folder} in {self.host_data_path(node)}: "
+                "check the topic and partition, and that this broker holds a replica."
+            )
         return sorted((p.name, p.stat().st_size) for p in path.iterdir() if p.is_file())
 
     # -- tools --------------------------------------------------------------
     def tool_bootstrap_servers(self) -> str:
         return self.topology.bootstrap_servers()
 
-    def run_tool(self, tool: str, args: list[str], *, node: Node | None = None,
-                 timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+    def run_tool(
+        self, tool: str, args: list[str], *, node: Node | None = None, timeout: float = 120.0
+    ) -> subprocess.CompletedProcess[str]:
         spec = TOOLS[tool]
         argv = [_java.java_executable(), f"@{self._tool_argfile()}", spec.main_class, *args]
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)

@@ -19,9 +19,16 @@ def status_frame(cluster: Cluster) -> pd.DataFrame:
     except Exception:  # noqa: BLE001 - a down quorum is shown as "no leader", not raised
         leader = -1
     rows = [
-        {"node": s.name, "role": s.role, "node.id": s.node_id, "state": s.state, "pid": s.pid,
-         "rss MB": round(s.rss_mb) if s.rss_mb else None, "quorum leader": s.node_id == leader,
-         "ports": ", ".join(map(str, s.ports))}
+        {
+            "node": s.name,
+            "role": s.role,
+            "node.id": s.node_id,
+            "state": s.state,
+            "pid": s.pid,
+            "rss MB": round(s.rss_mb) if s.rss_mb else None,
+            "quorum leader": s.node_id == leader,
+            "ports": ", ".join(map(str, s.ports)),
+        }
         for s in cluster.status()
     ]
     return pd.DataFrame(rows).set_index("node")

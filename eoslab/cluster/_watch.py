@@ -55,8 +55,15 @@ class IsrTimeline:
             t = time.monotonic() - self._t0
             try:
                 for p in admin.partitions(self.topic, timeout=2.0):
-                    self.samples.append({"t": round(t, 2), "partition": p.partition, "leader": p.leader,
-                                         "isr": ",".join(map(str, sorted(p.isr))), "isr_size": len(p.isr)})
+                    self.samples.append(
+                        {
+                            "t": round(t, 2),
+                            "partition": p.partition,
+                            "leader": p.leader,
+                            "isr": ",".join(map(str, sorted(p.isr))),
+                            "isr_size": len(p.isr),
+                        }
+                    )
             except Exception:  # noqa: BLE001 - a sample lost while a broker dies is not an error
                 pass
             self._stop.wait(self.interval)

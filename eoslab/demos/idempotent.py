@@ -42,8 +42,9 @@ def run_id() -> str:
     return uuid.uuid4().hex[:6]
 
 
-def producer(cluster: Cluster, client_id: str, *, idempotent: bool = True, debug: str = "eos",
-             **conf: Any) -> ins.ObservedProducer:
+def producer(
+    cluster: Cluster, client_id: str, *, idempotent: bool = True, debug: str = "eos", **conf: Any
+) -> ins.ObservedProducer:
     """An observed librdkafka producer through the fault proxy, with the demo profile.
 
     librdkafka's own log lines (its ``eos`` debug lines, and notices such as "Timed out
@@ -61,14 +62,18 @@ def producer(cluster: Cluster, client_id: str, *, idempotent: bool = True, debug
 
 def wait_for_pid(p: ins.ObservedProducer, timeout: float = 30.0) -> ins.ClientEos:
     """Until librdkafka says it holds a producer id (idemp_state "Assigned"); its id and epoch."""
-    found = wait_until(lambda: (e if (e := p.eos(timeout=3.0)).producer_id >= 0 else None), timeout=timeout,
-                       what="the producer to acquire a producer id (InitProducerId)")
+    found = wait_until(
+        lambda: e if (e := p.eos(timeout=3.0)).producer_id >= 0 else None,
+        timeout=timeout,
+        what="the producer to acquire a producer id (InitProducerId)",
+    )
     assert found is not None
     return found
 
 
-def send(p: Any, topic: str, partition: int, value: bytes | str, *, key: bytes | None = None,
-         timeout: float = 60.0) -> Delivery:
+def send(
+    p: Any, topic: str, partition: int, value: bytes | str, *, key: bytes | None = None, timeout: float = 60.0
+) -> Delivery:
     """Produce ONE record and wait for its delivery report (one record = one batch with linger.ms=0)."""
     reports: list[Delivery] = []
 
@@ -82,16 +87,32 @@ def send(p: Any, topic: str, partition: int, value: bytes | str, *, key: bytes |
     return reports[0]
 
 
-def batches(cluster: Cluster, topic: str, partition: int, *, producer_ids: list[int] | None = None,
-            broker: int | None = None, values: bool = True) -> pd.DataFrame:
+def batches(
+    cluster: Cluster,
+    topic: str,
+    partition: int,
+    *,
+    producer_ids: list[int] | None = None,
+    broker: int | None = None,
+    values: bool = True,
+) -> pd.DataFrame:
     """Batch headers of one replica (the leader by default), as a table; only these producers' if given.
 
     ``values`` adds the first record's value, so a duplicate by content is visible.
     """
     import pandas as pd
 
-    keep = ["base_offset", "last_offset", "producer_id", "producer_epoch", "base_sequence", "last_sequence",
-            "is_transactional", "is_control", "size"]
+    keep = [
+        "base_offset",
+        "last_offset",
+        "producer_id",
+        "producer_epoch",
+        "base_sequence",
+        "last_sequence",
+        "is_transactional",
+        "is_control",
+        "size",
+    ]
     rows = []
     for b in ins.batches(cluster, topic, partition, broker=broker, records=values, data=values):
         if producer_ids is not None and b.producer_id not in producer_ids:

@@ -55,14 +55,19 @@ class PidClient:
     def _conn(self, broker: int) -> KafkaConnection:
         if broker not in self._conns:
             node = self.cluster.topology.broker(broker)
-            self._conns[broker] = KafkaConnection("127.0.0.1", node.proxy_front_port, client_id=self.client_id,
-                                                  timeout=15.0).connect()
+            self._conns[broker] = KafkaConnection(
+                "127.0.0.1", node.proxy_front_port, client_id=self.client_id, timeout=15.0
+            ).connect()
         return self._conns[broker]
 
     def init(self, broker: int, transactional_id: str | None = None, retry_for: float = 15.0) -> Grant:
         """InitProducerId to ``broker``; retries COORDINATOR_LOAD_IN_PROGRESS (as a client would)."""
-        body: dict[str, Any] = {"TransactionalId": transactional_id, "TransactionTimeoutMs": 60000,
-                                "ProducerId": -1, "ProducerEpoch": -1}
+        body: dict[str, Any] = {
+            "TransactionalId": transactional_id,
+            "TransactionTimeoutMs": 60000,
+            "ProducerId": -1,
+            "ProducerEpoch": -1,
+        }
         refusals: list[str] = []
         t0 = time.monotonic()
         while True:
@@ -76,8 +81,14 @@ class PidClient:
                 continue
             err = resp["ErrorCode"]
             if err == 0:
-                return Grant(broker, resp["ProducerId"], resp["ProducerEpoch"], tuple(refusals),
-                             round((time.monotonic() - t0) * 1000, 1), int(time.time() * 1000))
+                return Grant(
+                    broker,
+                    resp["ProducerId"],
+                    resp["ProducerEpoch"],
+                    tuple(refusals),
+                    round((time.monotonic() - t0) * 1000, 1),
+                    int(time.time() * 1000),
+                )
             refusals.append(_error_name(err))
             if err != COORDINATOR_LOAD_IN_PROGRESS or time.monotonic() - t0 > retry_for:
                 raise EoslabError(f"Broker {broker} refused InitProducerId with {_error_name(err)} ({err}).")
@@ -118,17 +129,27 @@ def blocks_frame(cluster: Cluster) -> pd.DataFrame:
     """The grants in the metadata log: broker, [first, next) and when, one row per ProducerIdsRecord."""
     import pandas as pd
 
-    rows = [{"broker": b.broker_id, "first_producer_id": b.first_producer_id, "next_producer_id (exclusive)":
-             b.next_producer_id, "broker_epoch": b.broker_epoch, "offset": b.offset, "source": b.source,
-             "appended": pd.to_datetime(b.append_time_ms, unit="ms")}
-            for b in ins.producer_id_blocks(cluster) if b.source == "log"]
+    rows = [
+        {
+            "broker": b.broker_id,
+            "first_producer_id": b.first_producer_id,
+            "next_producer_id (exclusive)": b.next_producer_id,
+            "broker_epoch": b.broker_epoch,
+            "offset": b.offset,
+            "source": b.source,
+            "appended": pd.to_datetime(b.append_time_ms, unit="ms"),
+        }
+        for b in ins.producer_id_blocks(cluster)
+        if b.source == "log"
+    ]
     return pd.DataFrame(rows)
 
 
 def allocations(cluster: Cluster, broker: int | None = None) -> int:
     """How many AllocateProducerIds the controller granted (to ``broker``), from the metadata log."""
-    return sum(1 for b in ins.producer_id_blocks(cluster) if b.source == "log"
-               and (broker is None or b.broker_id == broker))
+    return sum(
+        1 for b in ins.producer_id_blocks(cluster) if b.source == "log" and (broker is None or b.broker_id == broker)
+    )
 
 
 def current_block(cluster: Cluster, broker: int) -> ins.ProducerIdBlock:
@@ -192,8 +213,14 @@ def transactional_grants(cluster: Cluster, prefix: str, brokers: tuple[int, ...]
         p.init_transactions(30)
         pid = p.eos().producer_id
         owner = ins.block_of(pid, list(ins.producer_id_blocks(cluster)))  # read after init: it may be new
-        rows.append({"transactional.id": tid, "coordinator (FindCoordinator)": confirmed[tid], "producer_id": pid,
-                     "block granted to broker": owner.broker_id if owner else None})
+        rows.append(
+            {
+                "transactional.id": tid,
+                "coordinator (FindCoordinator)": confirmed[tid],
+                "producer_id": pid,
+                "block granted to broker": owner.broker_id if owner else None,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -205,8 +232,12 @@ def plot_grants(grants: list[Grant], blocks: pd.DataFrame, ax: Any = None) -> An
         _, ax = plt.subplots(figsize=(9, 3.4))
     colours = {1: "tab:blue", 2: "tab:orange", 3: "tab:green"}
     for _, b in blocks.iterrows():
-        ax.axhspan(b["first_producer_id"], b["next_producer_id (exclusive)"], color=colours.get(b["broker"], "grey"),
-                   alpha=0.12)
+        ax.axhspan(
+            b["first_producer_id"],
+            b["next_producer_id (exclusive)"],
+            color=colours.get(b["broker"], "grey"),
+            alpha=0.12,
+        )
     for broker in sorted({g.broker for g in grants}):
         ids = [g.producer_id for g in grants if g.broker == broker]
         ax.scatter([broker] * len(ids), ids, s=12, color=colours.get(broker, "grey"), label=f"broker {broker}")

@@ -1,9 +1,9 @@
 """The Python face of the proxy daemon: rules as fault objects, the trace, replays, raw requests.
 
-    >>> proxy = Proxy.connect(cluster)                       # starts the daemon if needed
-    >>> with proxy.drop_response(api="Produce", client_id="demo-1", close=True):
-    ...     producer.produce(...); producer.flush()          # the ack is lost, the retry is deduplicated
-    >>> eoslab.show_mermaid(proxy.trace(client_id="demo-1").mermaid())
+>>> proxy = Proxy.connect(cluster)                       # starts the daemon if needed
+>>> with proxy.drop_response(api="Produce", client_id="demo-1", close=True):
+...     producer.produce(...); producer.flush()          # the ack is lost, the retry is deduplicated
+>>> eoslab.show_mermaid(proxy.trace(client_id="demo-1").mermaid())
 """
 
 from __future__ import annotations
@@ -68,8 +68,12 @@ class Proxy:
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None, **query: Any) -> Any:
         q = urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(f"{self.url}{path}{'?' + q if q else ''}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            f"{self.url}{path}{'?' + q if q else ''}",
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 - loopback only
                 return json.loads(resp.read())
@@ -80,9 +84,11 @@ class Proxy:
                 err = {"error": f"The fault proxy answered HTTP {exc.code}.", "type": "FaultError"}
             raise _ERRORS.get(err.get("type", ""), FaultError)(err["error"]) from None
         except (urllib.error.URLError, ConnectionError) as exc:
-            raise ProxyNotRunning(f"The fault proxy is not running on 127.0.0.1:{self.topology.proxy_control_port} "
-                                  f"({getattr(exc, 'reason', exc)}): run `eoslab up`, or "
-                                  f"eoslab.faults.ensure_proxy(cluster).") from None
+            raise ProxyNotRunning(
+                f"The fault proxy is not running on 127.0.0.1:{self.topology.proxy_control_port} "
+                f"({getattr(exc, 'reason', exc)}): run `eoslab up`, or "
+                f"eoslab.faults.ensure_proxy(cluster)."
+            ) from None
 
     # -- state ---------------------------------------------------------------
     def health(self) -> dict[str, Any]:
@@ -147,8 +153,15 @@ class Proxy:
         result: dict[str, Any] = self._call("POST", "/replay", body)
         return result
 
-    def request(self, broker: int, api: int | str, body: dict[str, Any] | None = None, *,
-                version: int | None = None, client_id: str = "eoslab-raw") -> dict[str, Any]:
+    def request(
+        self,
+        broker: int,
+        api: int | str,
+        body: dict[str, Any] | None = None,
+        *,
+        version: int | None = None,
+        client_id: str = "eoslab-raw",
+    ) -> dict[str, Any]:
         """One raw request to a CHOSEN broker, through its proxy front (so the trace records it).
 
         Why: librdkafka sends a non-transactional InitProducerId to a random broker; a lesson

@@ -61,15 +61,20 @@ class ControlServer:
         except FaultError as exc:
             status, answer = 400, {"error": str(exc), "type": type(exc).__name__}
         except (ValueError, IndexError, TypeError, KeyError) as exc:
-            status, answer = 400, {"error": f"Bad control request: {type(exc).__name__}: {exc}.",
-                                   "type": "FaultRuleError"}
+            status, answer = (
+                400,
+                {"error": f"Bad control request: {type(exc).__name__}: {exc}.", "type": "FaultRuleError"},
+            )
         except Exception as exc:  # noqa: BLE001 - the daemon outlives any bad request
             status, answer = 500, {"error": f"The proxy failed: {type(exc).__name__}: {exc}.", "type": "FaultError"}
         data = json.dumps(answer, default=_jsonable).encode()
         reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 500: "Internal Server Error"}.get(status, "")
         try:
-            w.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}"
-                    f"\r\nConnection: close\r\n\r\n".encode() + data)
+            w.write(
+                f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}"
+                f"\r\nConnection: close\r\n\r\n".encode()
+                + data
+            )
             await w.drain()
         except ConnectionError:
             pass
@@ -80,8 +85,13 @@ class ControlServer:
         e = self.engine
         client_id = q.get("client_id")
         if path == "/health" and method == "GET":
-            return {"pid": os.getpid(), "port_offset": e.topology.port_offset, "rules": len(e.rules),
-                    "rows": len(e.trace.rows), "connections": len(e.conns)}
+            return {
+                "pid": os.getpid(),
+                "port_offset": e.topology.port_offset,
+                "rules": len(e.rules),
+                "rows": len(e.trace.rows),
+                "connections": len(e.conns),
+            }
         if path == "/rules":
             if method == "GET":
                 return [r.to_dict() for r in e.rules.all(client_id)]
@@ -107,8 +117,10 @@ class ControlServer:
             broker = want.pop("broker", None)
             cap = e.captures.find(**want)
             if cap is None:
-                raise FaultRuleError(f"No captured Produce request matches {body}: the proxy keeps the last "
-                                     f"Produce requests that passed it (up to {MAX_CAPTURE_FRAME // 1024} KiB "
-                                     f"each); send one through the proxy first.")
+                raise FaultRuleError(
+                    f"No captured Produce request matches {body}: the proxy keeps the last "
+                    f"Produce requests that passed it (up to {MAX_CAPTURE_FRAME // 1024} KiB "
+                    f"each); send one through the proxy first."
+                )
             return await replay(e, cap, broker)
         raise FaultRuleError(f"The control API has no {method} {path}.")

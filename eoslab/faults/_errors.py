@@ -1,10 +1,10 @@
 """Errors of the fault proxy (all :class:`eoslab.errors.EoslabError`)::
 
-    EoslabError
-    └── FaultError              the fault proxy could not do what was asked
-        ├── ProxyNotRunning     its control API does not answer
-        ├── ProxyStartError     the daemon did not come up (its log says why)
-        └── FaultRuleError      a rule, query or replay the proxy cannot honour
+EoslabError
+└── FaultError              the fault proxy could not do what was asked
+    ├── ProxyNotRunning     its control API does not answer
+    ├── ProxyStartError     the daemon did not come up (its log says why)
+    └── FaultRuleError      a rule, query or replay the proxy cannot honour
 """
 
 from __future__ import annotations

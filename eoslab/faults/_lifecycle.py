@@ -76,21 +76,33 @@ def ensure_proxy(cluster: Cluster | None = None, timeout: float = START_TIMEOUT)
         return int(found["pid"])
     env = dict(os.environ, EOSLAB_PORT_OFFSET=str(topology.port_offset), EOSLAB_DATA=str(data_dir()))
     with open(log_file(), "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "eoslab.faults.daemon"], stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-                                close_fds=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "eoslab.faults.daemon"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
     pid_file().write_text(f"{proc.pid}\n")
 
     def up() -> dict[str, Any] | None:
         if proc.poll() is not None:
-            raise ProxyStartError(f"The fault proxy exited with code {proc.returncode} during start-up: see "
-                                  f"{log_file()}.\n{_log_tail()}")
+            raise ProxyStartError(
+                f"The fault proxy exited with code {proc.returncode} during start-up: see {log_file()}.\n{_log_tail()}"
+            )
         return health(topology)
 
     try:
-        wait_until(up, timeout=timeout, interval=0.1, what="the fault proxy's control API on 127.0.0.1:"
-                   f"{topology.proxy_control_port}", describe=_log_tail,
-                   hint="A port of the proxy may be taken: `eoslab status` lists the ports; see the proxy log.")
+        wait_until(
+            up,
+            timeout=timeout,
+            interval=0.1,
+            what=f"the fault proxy's control API on 127.0.0.1:{topology.proxy_control_port}",
+            describe=_log_tail,
+            hint="A port of the proxy may be taken: `eoslab status` lists the ports; see the proxy log.",
+        )
     except Exception as exc:
         if proc.poll() is None:
             proc.kill()

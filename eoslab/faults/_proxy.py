@@ -86,7 +86,7 @@ def peek_client_id(payload: bytes | memoryview) -> str | None:
     n = _HDR.unpack_from(payload, 0)[3]
     if n < 0:
         return None
-    return bytes(payload[10:10 + n]).decode("utf-8", "replace")
+    return bytes(payload[10 : 10 + n]).decode("utf-8", "replace")
 
 
 class ProxyEngine:
@@ -105,8 +105,9 @@ class ProxyEngine:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         for b in self.topology.brokers:
-            server = await loop.create_server(functools.partial(self._accept, b), "127.0.0.1",
-                                              b.proxy_front_port, reuse_address=True)
+            server = await loop.create_server(
+                functools.partial(self._accept, b), "127.0.0.1", b.proxy_front_port, reuse_address=True
+            )
             self.servers.append(server)
 
     # ------------------------------------------------------------------ connections
@@ -114,11 +115,21 @@ class ProxyEngine:
     def _accept(self, broker: Node) -> Half:
         """A client connected to ``broker``'s front port: its socket's protocol, and the upstream to come."""
         conn = Conn(next(self._ids), broker, on_close=self._closed)
-        conn.client = Half(functools.partial(self._on_request, conn), functools.partial(self._garbage, conn),
-                           conn.close, min_size=0, on_made=functools.partial(self._connect, conn),
-                           may_stream=self._request_may_stream)
-        conn.upstream = Half(functools.partial(self._on_response, conn), lambda size: None, conn.close, min_size=4,
-                             may_stream=functools.partial(self._response_may_stream, conn))
+        conn.client = Half(
+            functools.partial(self._on_request, conn),
+            functools.partial(self._garbage, conn),
+            conn.close,
+            min_size=0,
+            on_made=functools.partial(self._connect, conn),
+            may_stream=self._request_may_stream,
+        )
+        conn.upstream = Half(
+            functools.partial(self._on_response, conn),
+            lambda size: None,
+            conn.close,
+            min_size=4,
+            may_stream=functools.partial(self._response_may_stream, conn),
+        )
         conn.client.peer, conn.upstream.peer = conn.upstream, conn.client
         return conn.client
 
@@ -137,9 +148,16 @@ class ProxyEngine:
             await asyncio.wait_for(loop.create_connection(lambda: upstream, "127.0.0.1", port), CONNECT_TIMEOUT)
         except (OSError, asyncio.TimeoutError) as exc:
             # A dead broker must look dead at once, not after the client's own timeout.
-            self.trace.add(conn=conn.id, client_id=None, broker=conn.broker.node_id, api="(connect)", version=None,
-                           correlation_id=None, fate="client socket closed",
-                           note=f"{conn.broker.name} unreachable at 127.0.0.1:{port} ({type(exc).__name__}: {exc})")
+            self.trace.add(
+                conn=conn.id,
+                client_id=None,
+                broker=conn.broker.node_id,
+                api="(connect)",
+                version=None,
+                correlation_id=None,
+                fate="client socket closed",
+                note=f"{conn.broker.name} unreachable at 127.0.0.1:{port} ({type(exc).__name__}: {exc})",
+            )
             conn.close()
             return
         if conn.closed:  # the client left while we dialled
@@ -156,18 +174,36 @@ class ProxyEngine:
 
     def cut(self, client_id: str | None = None, broker: int | None = None) -> int:
         """Close live connections now (all, or of one client.id / broker)."""
-        doomed = [c for c in self.conns.values() if (client_id is None or c.client_id == client_id)
-                  and (broker is None or c.broker.node_id == broker)]
+        doomed = [
+            c
+            for c in self.conns.values()
+            if (client_id is None or c.client_id == client_id) and (broker is None or c.broker.node_id == broker)
+        ]
         for c in doomed:
-            self.trace.add(conn=c.id, client_id=c.client_id, broker=c.broker.node_id, api="(cut)", version=None,
-                           correlation_id=None, fate="connection cut by proxy", note="cut through the control API")
+            self.trace.add(
+                conn=c.id,
+                client_id=c.client_id,
+                broker=c.broker.node_id,
+                api="(cut)",
+                version=None,
+                correlation_id=None,
+                fate="connection cut by proxy",
+                note="cut through the control API",
+            )
             c.close()
         return len(doomed)
 
     def _garbage(self, conn: Conn, size: int) -> None:
-        self.trace.add(conn=conn.id, client_id=conn.client_id, broker=conn.broker.node_id,
-                       api="(garbage)", version=None, correlation_id=None, fate="forwarded untouched",
-                       note=f"length prefix {size} is not a Kafka frame: raw byte pipe from here on")
+        self.trace.add(
+            conn=conn.id,
+            client_id=conn.client_id,
+            broker=conn.broker.node_id,
+            api="(garbage)",
+            version=None,
+            correlation_id=None,
+            fate="forwarded untouched",
+            note=f"length prefix {size} is not a Kafka frame: raw byte pipe from here on",
+        )
 
     # ------------------------------------------------------------------ client -> broker
 
@@ -189,16 +225,30 @@ class ProxyEngine:
             api_key, version, corr, _ = _HDR.unpack_from(frame, 4)
             client_id = peek_client_id(frame[4:])
         except (struct.error, UnicodeError):
-            self.trace.add(conn=conn.id, client_id=conn.client_id, broker=broker, api="(garbage)", version=None,
-                           correlation_id=None, fate="forwarded untouched",
-                           note=f"{len(frame) - 4}-byte frame too short for a request header")
+            self.trace.add(
+                conn=conn.id,
+                client_id=conn.client_id,
+                broker=broker,
+                api="(garbage)",
+                version=None,
+                correlation_id=None,
+                fate="forwarded untouched",
+                note=f"{len(frame) - 4}-byte frame too short for a request header",
+            )
             return None
         conn.client_id = client_id
         name = self.api_names.get(api_key)
         if name is None:
-            self.trace.add(conn=conn.id, client_id=client_id, broker=broker, api=f"(api key {api_key})",
-                           version=version, correlation_id=corr, fate="forwarded untouched",
-                           note="api key unknown to the pinned schemas")
+            self.trace.add(
+                conn=conn.id,
+                client_id=client_id,
+                broker=broker,
+                api=f"(api key {api_key})",
+                version=version,
+                correlation_id=corr,
+                fate="forwarded untouched",
+                note="api key unknown to the pinned schemas",
+            )
             return None
         summary: dict[str, Any] = {}
         note = ""
@@ -211,13 +261,34 @@ class ProxyEngine:
                 summary = summarize_request(request, self.topic_names)
             except (ProtocolError, KeyError, ValueError) as exc:
                 note = f"request not decoded ({exc}); forwarded untouched"
-        decision = (self.rules.decide(facts_from(name, client_id, broker, summary))
-                    if len(self.rules) and not streamed else Decision())
-        row = self.trace.add(conn=conn.id, client_id=client_id, broker=broker, api=name, version=version,
-                             correlation_id=corr, request=summary, note=note, rules=decision.rule_ids)
+        decision = (
+            self.rules.decide(facts_from(name, client_id, broker, summary))
+            if len(self.rules) and not streamed
+            else Decision()
+        )
+        row = self.trace.add(
+            conn=conn.id,
+            client_id=client_id,
+            broker=broker,
+            api=name,
+            version=version,
+            correlation_id=corr,
+            request=summary,
+            note=note,
+            rules=decision.rule_ids,
+        )
         if kept is not None and summary.get("items"):
-            self.captures.add(Capture(row["id"], broker, client_id, bytes(frame[:4]), kept,
-                                      tuple(summary["items"]), summary.get("acks", -1)))
+            self.captures.add(
+                Capture(
+                    row["id"],
+                    broker,
+                    client_id,
+                    bytes(frame[:4]),
+                    kept,
+                    tuple(summary["items"]),
+                    summary.get("acks", -1),
+                )
+            )
         if decision.cut:
             row["fate"] = "connection cut by proxy"
             return _DROP_CLOSE

@@ -72,9 +72,15 @@ class Half(asyncio.BufferedProtocol):
     decoding. Small frames are batched instead: one write for a run of them.
     """
 
-    def __init__(self, on_frame: FrameHandler, on_garbage: NoteHandler, on_lost: Callable[[], None],
-                 min_size: int = 0, on_made: Callable[[], None] | None = None,
-                 may_stream: StreamPredicate | None = None) -> None:
+    def __init__(
+        self,
+        on_frame: FrameHandler,
+        on_garbage: NoteHandler,
+        on_lost: Callable[[], None],
+        min_size: int = 0,
+        on_made: Callable[[], None] | None = None,
+        may_stream: StreamPredicate | None = None,
+    ) -> None:
         self.on_frame, self.on_garbage, self.on_lost, self.min_size = on_frame, on_garbage, on_lost, min_size
         self.on_made, self.may_stream = on_made, may_stream
         self.streamed = 0  # bytes of the first unparsed frame already written to the peer (cut-through)
@@ -90,7 +96,7 @@ class Half(asyncio.BufferedProtocol):
     def _fresh(self, size: int, keep: memoryview | bytes = b"") -> None:
         self.buf = bytearray(max(size, BUFFER))  # pages are mapped as they are first written
         self.view = memoryview(self.buf)
-        self.buf[:len(keep)] = keep
+        self.buf[: len(keep)] = keep
         self.start, self.end = 0, len(keep)
 
     def _peer_idle(self) -> bool:
@@ -103,11 +109,11 @@ class Half(asyncio.BufferedProtocol):
     def get_buffer(self, sizehint: int) -> memoryview:
         if len(self.buf) - self.end < MIN_FREE:
             self._make_room()
-        return self.view[self.end:]
+        return self.view[self.end :]
 
     def _make_room(self) -> None:
         """Move the unparsed tail (part of one frame) to the front, in a buffer that can hold that frame."""
-        tail = self.view[self.start:self.end]
+        tail = self.view[self.start : self.end]
         n = len(tail)
         need = n + MIN_FREE
         if not self.blind and n >= 4:
@@ -176,7 +182,7 @@ class Half(asyncio.BufferedProtocol):
     def buffer_updated(self, nbytes: int) -> None:
         self.end += nbytes
         if self.blind:
-            self._write(self.view[self.start:self.end])
+            self._write(self.view[self.start : self.end])
             self._reset()
             return
         self._parse()
@@ -194,8 +200,9 @@ class Half(asyncio.BufferedProtocol):
                 self._reset()
                 return
             stop = pos + 4 + size
-            streams = self.streamed or (size >= STREAM_MIN and self.may_stream is not None
-                                        and self.may_stream(view[pos:min(stop, end)]))
+            streams = self.streamed or (
+                size >= STREAM_MIN and self.may_stream is not None and self.may_stream(view[pos : min(stop, end)])
+            )
             if stop > end:
                 if streams:
                     self._write(view[forward_from:end])  # cut-through: the tail follows as it arrives
@@ -229,7 +236,7 @@ class Half(asyncio.BufferedProtocol):
 
     def _hold(self, pos: int, stop: int, act: Act) -> None:
         """Keep this frame and all after it aside (a copy) for ``act.delay_s``; read nothing meanwhile."""
-        backlog = bytes(self.view[pos:self.end])
+        backlog = bytes(self.view[pos : self.end])
         self._reset()
         self._held = True
         self._pause()

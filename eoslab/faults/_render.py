@@ -17,9 +17,11 @@ from typing import Any
 
 from eoslab.faults._summary import EOS_API_NAMES
 
-BLIND_SPOTS = ("replication (follower Fetch on the INTERNAL listener)",
-               "WriteTxnMarkers (transaction coordinator -> partition leaders)",
-               "AllocateProducerIds (broker -> active controller)")
+BLIND_SPOTS = (
+    "replication (follower Fetch on the INTERNAL listener)",
+    "WriteTxnMarkers (transaction coordinator -> partition leaders)",
+    "AllocateProducerIds (broker -> active controller)",
+)
 
 _UNSAFE = re.compile(r"[;#<>{}\n]")
 
@@ -71,8 +73,10 @@ def response_label(row: dict[str, Any]) -> str:
         text = f"pid={resp['producer_id']} ep={resp['producer_epoch']}"
         text += f" {resp['error']}" if resp.get("error_code") else ""
     elif api == "FindCoordinator" and resp.get("items"):
-        text = " ".join(f"{i['key']} {i['error']}" if i.get("error_code") else f"{i['key']} at broker {i['node_id']}"
-                        for i in resp["items"])
+        text = " ".join(
+            f"{i['key']} {i['error']}" if i.get("error_code") else f"{i['key']} at broker {i['node_id']}"
+            for i in resp["items"]
+        )
     else:
         text = resp.get("error") or "ok" if resp else "response"
     return f"{api} {text}"
@@ -114,9 +118,32 @@ def mermaid(rows: list[dict[str, Any]], *, all_apis: bool = False, max_events: i
     return "\n".join(lines)
 
 
-_COLUMNS = ["id", "time", "client_id", "broker", "api", "version", "correlation_id", "via", "transactional_id",
-            "topic", "partition", "producer_id", "producer_epoch", "base_sequence", "last_sequence", "record_count",
-            "transactional", "base_offset", "error_code", "error", "fate", "latency_ms", "rules", "note"]
+_COLUMNS = [
+    "id",
+    "time",
+    "client_id",
+    "broker",
+    "api",
+    "version",
+    "correlation_id",
+    "via",
+    "transactional_id",
+    "topic",
+    "partition",
+    "producer_id",
+    "producer_epoch",
+    "base_sequence",
+    "last_sequence",
+    "record_count",
+    "transactional",
+    "base_offset",
+    "error_code",
+    "error",
+    "fate",
+    "latency_ms",
+    "rules",
+    "note",
+]
 
 
 def flat_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -124,8 +151,10 @@ def flat_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in rows:
         req, resp = r.get("request") or {}, r.get("response") or {}
-        base = {k: r.get(k) for k in ("id", "client_id", "broker", "api", "version", "correlation_id", "via",
-                                      "fate", "note")}
+        base = {
+            k: r.get(k)
+            for k in ("id", "client_id", "broker", "api", "version", "correlation_id", "via", "fate", "note")
+        }
         base["time"] = _dt.datetime.fromtimestamp(r["time"], tz=_dt.timezone.utc)
         base["rules"] = ",".join(map(str, r.get("rules") or []))
         rt = r.get("response_time")
@@ -142,8 +171,9 @@ def flat_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             line = {**base, **{k: v for k, v in item.items() if k in _COLUMNS}}
             ans = answers.get((item.get("topic"), item.get("partition")), {})
             if ans:
-                line.update(base_offset=ans.get("base_offset"), error_code=ans.get("error_code"),
-                            error=ans.get("error"))
+                line.update(
+                    base_offset=ans.get("base_offset"), error_code=ans.get("error_code"), error=ans.get("error")
+                )
             out.append(line)
     return out
 

@@ -41,9 +41,14 @@ async def exchange(port: int, frame: bytes, expect_response: bool = True, timeou
 
 
 async def current_leader(engine: ProxyEngine, topic: str, partition: int) -> int:
-    frame = encode_request("Metadata", 12, 1, REPLAY_CLIENT,
-                           {"Topics": [{"Name": topic}], "AllowAutoTopicCreation": False,
-                            "IncludeTopicAuthorizedOperations": False}, schemas=engine.schemas)
+    frame = encode_request(
+        "Metadata",
+        12,
+        1,
+        REPLAY_CLIENT,
+        {"Topics": [{"Name": topic}], "AllowAutoTopicCreation": False, "IncludeTopicAuthorizedOperations": False},
+        schemas=engine.schemas,
+    )
     errors = []
     for b in engine.topology.brokers:
         try:
@@ -67,9 +72,17 @@ async def replay(engine: ProxyEngine, cap: Capture, broker: int | None = None) -
     payload = cap.payload
     api_key, version, corr = struct.unpack_from(">hhi", payload, 0)
     request = {"acks": cap.acks, "items": [dict(i) for i in cap.items]}
-    row = engine.trace.add(conn=0, client_id=cap.client_id, broker=broker, api="Produce", version=version,
-                           correlation_id=corr, via="proxy", request=request,
-                           note=f"replay of trace row {cap.row_id} by the proxy; the client never sees the answer")
+    row = engine.trace.add(
+        conn=0,
+        client_id=cap.client_id,
+        broker=broker,
+        api="Produce",
+        version=version,
+        correlation_id=corr,
+        via="proxy",
+        request=request,
+        note=f"replay of trace row {cap.row_id} by the proxy; the client never sees the answer",
+    )
     try:
         data = await exchange(node.proxied_port, cap.frame, expect_response=cap.acks != 0)
     except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError) as exc:
@@ -80,6 +93,7 @@ async def replay(engine: ProxyEngine, cap: Capture, broker: int | None = None) -
         row["fate"] = "no response (acks=0)"
         return row
     row["fate"] = "answered to the control API"
-    row["response"] = summarize_response(decode_response(data, api_key, version, schemas=engine.schemas), request,
-                                         engine.topic_names)
+    row["response"] = summarize_response(
+        decode_response(data, api_key, version, schemas=engine.schemas), request, engine.topic_names
+    )
     return row

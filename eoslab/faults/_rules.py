@@ -77,8 +77,7 @@ class RuleSpec:
         return self.times is not None and self.fired >= self.times
 
     def describe(self) -> str:
-        where = [f"{k}={v}" for k in ("api", "client_id", "broker", *ITEM_KEYS)
-                 if (v := getattr(self, k)) is not None]
+        where = [f"{k}={v}" for k in ("api", "client_id", "broker", *ITEM_KEYS) if (v := getattr(self, k)) is not None]
         when = f"hit {self.nth}" + ("" if self.times == 1 else f", {self.times or 'every'} time(s)")
         return f"{self.action} where {' '.join(where) or 'any request'} ({when})"
 

@@ -26,21 +26,49 @@ class TraceStore:
         self.rows: deque[dict[str, Any]] = deque(maxlen=maxlen)
         self._ids = itertools.count(1)
 
-    def add(self, *, conn: int, client_id: str | None, broker: int, api: str, version: int | None,
-            correlation_id: int | None, via: str = "client", request: dict[str, Any] | None = None,
-            fate: str = "pending", note: str = "", rules: list[int] | None = None) -> dict[str, Any]:
+    def add(
+        self,
+        *,
+        conn: int,
+        client_id: str | None,
+        broker: int,
+        api: str,
+        version: int | None,
+        correlation_id: int | None,
+        via: str = "client",
+        request: dict[str, Any] | None = None,
+        fate: str = "pending",
+        note: str = "",
+        rules: list[int] | None = None,
+    ) -> dict[str, Any]:
         row: dict[str, Any] = {
-            "id": next(self._ids), "time": time.time(), "conn": conn, "client_id": client_id, "broker": broker,
-            "api": api, "version": version, "correlation_id": correlation_id, "via": via,
-            "request": request or {}, "response_time": None, "response": None, "fate": fate,
-            "rules": rules or [], "note": note,
+            "id": next(self._ids),
+            "time": time.time(),
+            "conn": conn,
+            "client_id": client_id,
+            "broker": broker,
+            "api": api,
+            "version": version,
+            "correlation_id": correlation_id,
+            "via": via,
+            "request": request or {},
+            "response_time": None,
+            "response": None,
+            "fate": fate,
+            "rules": rules or [],
+            "note": note,
         }
         self.rows.append(row)
         return row
 
     def query(self, client_id: str | None = None, since: int = 0, api: str | None = None) -> list[dict[str, Any]]:
-        return [r for r in self.rows if r["id"] > since and (client_id is None or r["client_id"] == client_id)
-                and (api is None or r["api"] == api)]
+        return [
+            r
+            for r in self.rows
+            if r["id"] > since
+            and (client_id is None or r["client_id"] == client_id)
+            and (api is None or r["api"] == api)
+        ]
 
     def clear(self, client_id: str | None = None) -> int:
         before = len(self.rows)

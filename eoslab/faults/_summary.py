@@ -17,10 +17,20 @@ from eoslab.protocol import Request, Response, parse_record_batches
 
 PRODUCE, METADATA, FIND_COORDINATOR = 0, 3, 10
 INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT = 22, 24, 25, 26, 28
-EOS_API_KEYS = frozenset({PRODUCE, FIND_COORDINATOR, INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN,
-                          TXN_OFFSET_COMMIT})
-EOS_API_NAMES = frozenset({"Produce", "FindCoordinator", "InitProducerId", "AddPartitionsToTxn",
-                           "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit"})
+EOS_API_KEYS = frozenset(
+    {PRODUCE, FIND_COORDINATOR, INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT}
+)
+EOS_API_NAMES = frozenset(
+    {
+        "Produce",
+        "FindCoordinator",
+        "InitProducerId",
+        "AddPartitionsToTxn",
+        "AddOffsetsToTxn",
+        "EndTxn",
+        "TxnOffsetCommit",
+    }
+)
 DECODED_RESPONSES = EOS_API_KEYS | {METADATA}
 
 TopicNames = dict[uuid.UUID, str]
@@ -63,41 +73,76 @@ def summarize_request(req: Request, names: TopicNames) -> dict[str, Any]:
             for p in t.get("PartitionData") or []:
                 for h in parse_record_batches(p.get("Records") or b""):
                     last = -1 if h.base_sequence < 0 else h.base_sequence + h.last_offset_delta
-                    items.append({"topic": topic, "partition": p["Index"], "producer_id": h.producer_id,
-                                  "producer_epoch": h.producer_epoch, "base_sequence": h.base_sequence,
-                                  "last_sequence": last, "record_count": h.record_count,
-                                  "transactional": h.is_transactional})
+                    items.append(
+                        {
+                            "topic": topic,
+                            "partition": p["Index"],
+                            "producer_id": h.producer_id,
+                            "producer_epoch": h.producer_epoch,
+                            "base_sequence": h.base_sequence,
+                            "last_sequence": last,
+                            "record_count": h.record_count,
+                            "transactional": h.is_transactional,
+                        }
+                    )
         return {"transactional_id": b.get("TransactionalId"), "acks": b.get("Acks"), "items": items}
     if k == INIT_PRODUCER_ID:
-        return {"transactional_id": b.get("TransactionalId"), "producer_id": b.get("ProducerId", -1),
-                "producer_epoch": b.get("ProducerEpoch", -1)}
+        return {
+            "transactional_id": b.get("TransactionalId"),
+            "producer_id": b.get("ProducerId", -1),
+            "producer_epoch": b.get("ProducerEpoch", -1),
+        }
     if k == ADD_PARTITIONS:
         if req.api_version <= 3:
-            txns = [{"TransactionalId": b["V3AndBelowTransactionalId"], "ProducerId": b["V3AndBelowProducerId"],
-                     "ProducerEpoch": b["V3AndBelowProducerEpoch"], "Topics": b["V3AndBelowTopics"]}]
+            txns = [
+                {
+                    "TransactionalId": b["V3AndBelowTransactionalId"],
+                    "ProducerId": b["V3AndBelowProducerId"],
+                    "ProducerEpoch": b["V3AndBelowProducerEpoch"],
+                    "Topics": b["V3AndBelowTopics"],
+                }
+            ]
         else:
             txns = b.get("Transactions") or []
-        items = [{"transactional_id": t["TransactionalId"], "producer_id": t["ProducerId"],
-                  "producer_epoch": t["ProducerEpoch"], "topic": tp["Name"], "partition": p}
-                 for t in txns for tp in t["Topics"] for p in tp["Partitions"]]
+        items = [
+            {
+                "transactional_id": t["TransactionalId"],
+                "producer_id": t["ProducerId"],
+                "producer_epoch": t["ProducerEpoch"],
+                "topic": tp["Name"],
+                "partition": p,
+            }
+            for t in txns
+            for tp in t["Topics"]
+            for p in tp["Partitions"]
+        ]
         first = txns[0] if txns else {}
-        return {"transactional_id": first.get("TransactionalId"), "producer_id": first.get("ProducerId"),
-                "producer_epoch": first.get("ProducerEpoch"), "items": items}
+        return {
+            "transactional_id": first.get("TransactionalId"),
+            "producer_id": first.get("ProducerId"),
+            "producer_epoch": first.get("ProducerEpoch"),
+            "items": items,
+        }
     if k in (ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT):
-        out = {"transactional_id": b.get("TransactionalId"), "producer_id": b.get("ProducerId"),
-               "producer_epoch": b.get("ProducerEpoch")}
+        out = {
+            "transactional_id": b.get("TransactionalId"),
+            "producer_id": b.get("ProducerId"),
+            "producer_epoch": b.get("ProducerEpoch"),
+        }
         if k == END_TXN:
             out["committed"] = b.get("Committed")
         else:
             out["group_id"] = b.get("GroupId")
         if k == TXN_OFFSET_COMMIT:
-            out["items"] = [{"topic": t["Name"], "partition": p["PartitionIndex"], "offset": p["CommittedOffset"]}
-                            for t in b.get("Topics") or [] for p in t["Partitions"]]
+            out["items"] = [
+                {"topic": t["Name"], "partition": p["PartitionIndex"], "offset": p["CommittedOffset"]}
+                for t in b.get("Topics") or []
+                for p in t["Partitions"]
+            ]
         return out
     if k == FIND_COORDINATOR:
         keys = b.get("CoordinatorKeys") or ([b["Key"]] if b.get("Key") is not None else [])
-        return {"key_type": {0: "group", 1: "transaction"}.get(b.get("KeyType", 0), b.get("KeyType")),
-                "keys": keys}
+        return {"key_type": {0: "group", 1: "transaction"}.get(b.get("KeyType", 0), b.get("KeyType")), "keys": keys}
     return {}
 
 
@@ -115,8 +160,15 @@ def summarize_response(resp: Response, request: dict[str, Any], names: TopicName
         for t in b.get("Responses") or []:
             topic = _topic(t, names)
             for p in t.get("PartitionResponses") or []:
-                items.append({"topic": topic, "partition": p["Index"], "error_code": p["ErrorCode"],
-                              "error": error_name(p["ErrorCode"]), "base_offset": p["BaseOffset"]})
+                items.append(
+                    {
+                        "topic": topic,
+                        "partition": p["Index"],
+                        "error_code": p["ErrorCode"],
+                        "error": error_name(p["ErrorCode"]),
+                        "base_offset": p["BaseOffset"],
+                    }
+                )
                 codes.append(p["ErrorCode"])
         out["items"] = items
     elif k in (INIT_PRODUCER_ID, END_TXN):
@@ -124,24 +176,53 @@ def summarize_response(resp: Response, request: dict[str, Any], names: TopicName
             out.update(producer_id=b["ProducerId"], producer_epoch=b["ProducerEpoch"])
     elif k == ADD_PARTITIONS:
         results = b.get("ResultsByTopicV3AndBelow") or [
-            tr for r in b.get("ResultsByTransaction") or [] for tr in r["TopicResults"]]
-        out["items"] = [{"topic": t["Name"], "partition": p["PartitionIndex"], "error_code": p["PartitionErrorCode"],
-                         "error": error_name(p["PartitionErrorCode"])}
-                        for t in results for p in t["ResultsByPartition"]]
+            tr for r in b.get("ResultsByTransaction") or [] for tr in r["TopicResults"]
+        ]
+        out["items"] = [
+            {
+                "topic": t["Name"],
+                "partition": p["PartitionIndex"],
+                "error_code": p["PartitionErrorCode"],
+                "error": error_name(p["PartitionErrorCode"]),
+            }
+            for t in results
+            for p in t["ResultsByPartition"]
+        ]
         codes += [i["error_code"] for i in out["items"]]
     elif k == TXN_OFFSET_COMMIT:
-        out["items"] = [{"topic": t["Name"], "partition": p["PartitionIndex"], "error_code": p["ErrorCode"],
-                         "error": error_name(p["ErrorCode"])} for t in b.get("Topics") or [] for p in t["Partitions"]]
+        out["items"] = [
+            {
+                "topic": t["Name"],
+                "partition": p["PartitionIndex"],
+                "error_code": p["ErrorCode"],
+                "error": error_name(p["ErrorCode"]),
+            }
+            for t in b.get("Topics") or []
+            for p in t["Partitions"]
+        ]
         codes += [i["error_code"] for i in out["items"]]
     elif k == FIND_COORDINATOR:
         if "Coordinators" in b:
-            out["items"] = [{"key": c["Key"], "node_id": c["NodeId"], "error_code": c["ErrorCode"],
-                             "error": error_name(c["ErrorCode"])} for c in b["Coordinators"]]
+            out["items"] = [
+                {
+                    "key": c["Key"],
+                    "node_id": c["NodeId"],
+                    "error_code": c["ErrorCode"],
+                    "error": error_name(c["ErrorCode"]),
+                }
+                for c in b["Coordinators"]
+            ]
             codes += [c["ErrorCode"] for c in b["Coordinators"]]
         else:
             keys = request.get("keys") or [None]
-            out["items"] = [{"key": keys[0], "node_id": b.get("NodeId"), "error_code": b.get("ErrorCode", 0),
-                             "error": error_name(b.get("ErrorCode", 0))}]
+            out["items"] = [
+                {
+                    "key": keys[0],
+                    "node_id": b.get("NodeId"),
+                    "error_code": b.get("ErrorCode", 0),
+                    "error": error_name(b.get("ErrorCode", 0)),
+                }
+            ]
     elif k == METADATA:
         out["topics"] = len(b.get("Topics") or [])
     code = _first_error(codes)
@@ -159,5 +240,9 @@ def learn_topic_ids(resp: Response, names: TopicNames) -> None:
 
 def leaders(resp: Response) -> dict[tuple[str, int], int]:
     """``(topic, partition) -> leader id`` from a Metadata response."""
-    return {(t["Name"], p["PartitionIndex"]): p["LeaderId"]
-            for t in resp.body.get("Topics") or [] if t.get("Name") for p in t.get("Partitions") or []}
+    return {
+        (t["Name"], p["PartitionIndex"]): p["LeaderId"]
+        for t in resp.body.get("Topics") or []
+        if t.get("Name")
+        for p in t.get("Partitions") or []
+    }

@@ -46,9 +46,14 @@ class ZombieProducer:
 
     def start(self) -> ZombieProducer:
         if self.proc is None:
-            self.proc = subprocess.Popen([sys.executable, "-m", "eoslab.faults._zombie_child"], text=True,
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=1,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "eoslab.faults._zombie_child"],
+                text=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                bufsize=1,
+                start_new_session=True,
+            )
             self._pid_file().write_text(f"{self.proc.pid}\n")
             threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
             self.call("config", config=self.config)
@@ -73,8 +78,10 @@ class ZombieProducer:
             line = self._lines.get(timeout=timeout)
         except queue.Empty:
             state = "frozen (SIGSTOP)" if self.frozen else "running"
-            raise FaultError(f"The zombie producer {self.name!r} ({state}) did not answer within {timeout:g} s"
-                             + (": thaw() it first." if self.frozen else ".")) from None
+            raise FaultError(
+                f"The zombie producer {self.name!r} ({state}) did not answer within {timeout:g} s"
+                + (": thaw() it first." if self.frozen else ".")
+            ) from None
         if line is None:
             raise FaultError(f"The zombie producer {self.name!r} exited (code {self.proc and self.proc.poll()}).")
         answer: dict[str, Any] = json.loads(line)

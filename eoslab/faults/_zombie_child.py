@@ -13,8 +13,13 @@ def _error(exc: BaseException) -> dict[str, Any]:
     err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
     if err is None:
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-    return {"ok": False, "error": err.str(), "code": err.name(), "fatal": err.fatal(),
-            "abortable": err.txn_requires_abort()}
+    return {
+        "ok": False,
+        "error": err.str(),
+        "code": err.name(),
+        "fatal": err.fatal(),
+        "abortable": err.txn_requires_abort(),
+    }
 
 
 def main() -> int:
@@ -22,8 +27,7 @@ def main() -> int:
     delivered: list[dict[str, Any]] = []
 
     def on_delivery(err: KafkaError | None, msg: Any) -> None:
-        delivered.append({"error": err.name() if err else None, "partition": msg.partition(),
-                          "offset": msg.offset()})
+        delivered.append({"error": err.name() if err else None, "partition": msg.partition(), "offset": msg.offset()})
 
     for line in sys.stdin:
         cmd = json.loads(line)
@@ -41,8 +45,13 @@ def main() -> int:
                 elif op == "begin":
                     producer.begin_transaction()
                 elif op == "produce":
-                    producer.produce(cmd["topic"], value=cmd.get("value", "x"), key=cmd.get("key"),
-                                     partition=cmd.get("partition", -1), on_delivery=on_delivery)
+                    producer.produce(
+                        cmd["topic"],
+                        value=cmd.get("value", "x"),
+                        key=cmd.get("key"),
+                        partition=cmd.get("partition", -1),
+                        on_delivery=on_delivery,
+                    )
                 elif op == "flush":
                     producer.flush(cmd.get("timeout", 30))
                 elif op == "commit":

@@ -36,8 +36,9 @@ async def serve(topology: Topology) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     fronts = ", ".join(f"{b.proxy_front_port}->{b.proxied_port}" for b in topology.brokers)
-    logging.info("fault proxy pid %d: fronts %s, control API 127.0.0.1:%d", os.getpid(), fronts,
-                 topology.proxy_control_port)
+    logging.info(
+        "fault proxy pid %d: fronts %s, control API 127.0.0.1:%d", os.getpid(), fronts, topology.proxy_control_port
+    )
     await stop.wait()
     logging.info("stopping on a signal")
     for s in [*engine.servers, control.server]:

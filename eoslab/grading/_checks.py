@@ -49,8 +49,9 @@ def _record(verdict: Verdict) -> None:
 _UNSET: Any = object()
 
 
-def verdict(task: str, passed: bool, *, ok: str, saw: Any = _UNSET, expected: Any = _UNSET, hint: str = "",
-            points: float = 1.0) -> Verdict:
+def verdict(
+    task: str, passed: bool, *, ok: str, saw: Any = _UNSET, expected: Any = _UNSET, hint: str = "", points: float = 1.0
+) -> Verdict:
     """Record and return a verdict; raise :class:`CheckFailed` when it failed.
 
     ``ok`` is the message on success; on failure the message is built from
@@ -85,9 +86,14 @@ def guarded(task: str, points: float = 1.0) -> Callable[[Callable[..., Verdict]]
             except CheckFailed:
                 raise
             except Exception as exc:  # noqa: BLE001 - every other failure becomes the task's verdict
-                return verdict(task, False, ok="", saw=f"{type(exc).__name__}: {exc}",
-                               hint="finish the TODO cell above, run it, then run this check again.",
-                               points=points)
+                return verdict(
+                    task,
+                    False,
+                    ok="",
+                    saw=f"{type(exc).__name__}: {exc}",
+                    hint="finish the TODO cell above, run it, then run this check again.",
+                    points=points,
+                )
 
         run.__name__ = fn.__name__
         run.__doc__ = fn.__doc__

@@ -28,8 +28,14 @@ def _learners(root: Path) -> list[Path]:
     return folders
 
 
-def collect(root: Path, *, rerun: bool = False, limit: float = NOTEBOOK_LIMIT, cell_timeout: int = 120,
-            progress: Callable[[str], None] = print) -> list[dict[str, Any]]:
+def collect(
+    root: Path,
+    *,
+    rerun: bool = False,
+    limit: float = NOTEBOOK_LIMIT,
+    cell_timeout: int = 120,
+    progress: Callable[[str], None] = print,
+) -> list[dict[str, Any]]:
     """One row per (learner, notebook): score, max, per-task points, or why it could not be graded."""
     rows: list[dict[str, Any]] = []
     for learner in _learners(root):
@@ -39,17 +45,31 @@ def collect(root: Path, *, rerun: bool = False, limit: float = NOTEBOOK_LIMIT, c
                 try:
                     grade_notebook(nb, timeout=limit, cell_timeout=cell_timeout)
                 except EoslabError as exc:  # a broken notebook costs its learner only
-                    rows.append({"learner": learner.name, "notebook": nb.name, "score": 0, "max_score": None,
-                                 "error": str(exc)})
+                    rows.append(
+                        {"learner": learner.name, "notebook": nb.name, "score": 0, "max_score": None, "error": str(exc)}
+                    )
         reports = sorted(learner.glob("*.report.json"))
         if not reports and not rerun:
-            rows.append({"learner": learner.name, "notebook": None, "score": 0, "max_score": None,
-                         "error": "no report: the learner has not run `eoslab grade` (or use --rerun)."})
+            rows.append(
+                {
+                    "learner": learner.name,
+                    "notebook": None,
+                    "score": 0,
+                    "max_score": None,
+                    "error": "no report: the learner has not run `eoslab grade` (or use --rerun).",
+                }
+            )
         for rep in reports:
             data = json.loads(rep.read_text())
-            row: dict[str, Any] = {"learner": learner.name, "notebook": data["notebook"], "score": data["score"],
-                                   "max_score": data["max_score"], "sha256": data["sha256"][:12],
-                                   "graded_at": data["graded_at"], "error": ""}
+            row: dict[str, Any] = {
+                "learner": learner.name,
+                "notebook": data["notebook"],
+                "score": data["score"],
+                "max_score": data["max_score"],
+                "sha256": data["sha256"][:12],
+                "graded_at": data["graded_at"],
+                "error": "",
+            }
             for t in data["tasks"]:
                 row[f"{t['task']} ({t['max_points']:g})"] = t["points"]
             rows.append(row)

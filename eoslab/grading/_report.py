@@ -83,12 +83,25 @@ def graded_cells(nb: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _run_nbval(path: Path, outcomes: Path, log: Path, cell_timeout: int, timeout: float | None) -> None:
-    cmd = [sys.executable, "-m", "pytest", str(path), "--nbval-lax", "--nbval-current-env",
-           f"--nbval-cell-timeout={cell_timeout}", "-p", "eoslab.grading._nbval_plugin",
-           "-p", "no:cacheprovider", "-q", "--no-header"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(path),
+        "--nbval-lax",
+        "--nbval-current-env",
+        f"--nbval-cell-timeout={cell_timeout}",
+        "-p",
+        "eoslab.grading._nbval_plugin",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--no-header",
+    ]
     env = {**os.environ, OUTCOMES_ENV: str(outcomes), GRADE_LOG_ENV: str(log)}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True, cwd=path.parent)
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, cwd=path.parent
+    )
     try:
         proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -103,8 +116,9 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def score(nb: dict[str, Any], outcomes: list[dict[str, Any]], verdicts: list[dict[str, Any]],
-          cell_timeout: int = CELL_TIMEOUT) -> tuple[list[TaskResult], list[str]]:
+def score(
+    nb: dict[str, Any], outcomes: list[dict[str, Any]], verdicts: list[dict[str, Any]], cell_timeout: int = CELL_TIMEOUT
+) -> tuple[list[TaskResult], list[str]]:
     """Pure: the tasks' results from the notebook, the cell outcomes and the checks' verdicts."""
     by_cell = {o["cell_id"]: o for o in outcomes}
     last_verdict = {v["task"]: v for v in verdicts}
@@ -128,13 +142,17 @@ def score(nb: dict[str, Any], outcomes: list[dict[str, Any]], verdicts: list[dic
             passed, msg = False, "the cell ran but no check recorded a verdict (was the check call removed?)."
         results.append(TaskResult(task, title, max_points if passed else 0.0, max_points, passed, msg, g["cell_id"]))
     graded_ids = {g["cell_id"] for g in graded_cells(nb)}
-    others = [f"cell {o['cell_id']} failed: {o['error_tail']}" for o in outcomes
-              if o["cell_id"] not in graded_ids and (o["outcome"] == "failed" or o["timeout"])]
+    others = [
+        f"cell {o['cell_id']} failed: {o['error_tail']}"
+        for o in outcomes
+        if o["cell_id"] not in graded_ids and (o["outcome"] == "failed" or o["timeout"])
+    ]
     return results, others
 
 
-def grade_notebook(path: str | Path, *, cell_timeout: int = CELL_TIMEOUT, timeout: float | None = None,
-                   write: bool = True) -> Report:
+def grade_notebook(
+    path: str | Path, *, cell_timeout: int = CELL_TIMEOUT, timeout: float | None = None, write: bool = True
+) -> Report:
     """Run ``path`` under nbval and score it; write ``<name>.report.json`` beside it."""
     from eoslab import __version__
 
@@ -159,8 +177,15 @@ def grade_notebook(path: str | Path, *, cell_timeout: int = CELL_TIMEOUT, timeou
         tasks, others = score(nb, _read_jsonl(outcomes_file), _read_jsonl(log_file), cell_timeout)
     if timed_out:
         tasks = [TaskResult(t.task, t.title, 0.0, t.max_points, False, timed_out, t.cell_id) for t in tasks]
-    report = Report(path.name, hashlib.sha256(raw).hexdigest(), __version__,
-                    time.strftime("%Y-%m-%dT%H:%M:%S%z"), round(time.monotonic() - t0, 1), tasks, others)
+    report = Report(
+        path.name,
+        hashlib.sha256(raw).hexdigest(),
+        __version__,
+        time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        round(time.monotonic() - t0, 1),
+        tasks,
+        others,
+    )
     if write:
         path.with_suffix(".report.json").write_text(json.dumps(report.to_json(), indent=2) + "\n")
     return report

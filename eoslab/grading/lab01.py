@@ -32,8 +32,12 @@ def check_survives_ack_loss(cluster: Cluster, conf: dict[str, Any]) -> Verdict:
     topic = _topic(cluster, "ackloss")
     cid = f"lab01-t1-{uuid.uuid4().hex[:6]}"
     # The lesson's fast-retry profile with idempotence OFF underneath: the learner's settings decide.
-    settings = {**demo_producer_config(cluster.bootstrap_servers(proxied=True), cid), "enable.idempotence": False,
-                **conf, "client.id": cid}
+    settings = {
+        **demo_producer_config(cluster.bootstrap_servers(proxied=True), cid),
+        "enable.idempotence": False,
+        **conf,
+        "client.id": cid,
+    }
     p = ins.ObservedProducer(settings)
     with proxy.drop_response(api="Produce", client_id=cid, close=True) as fault:
         delivery = demo.send(p, topic, 0, "exactly once, please")
@@ -41,12 +45,15 @@ def check_survives_ack_loss(cluster: Cluster, conf: dict[str, Any]) -> Verdict:
     on_disk = demo.batches(cluster, topic, 0, values=False)
     cluster.admin.delete_topic(topic)
     return verdict(
-        "t1", delivery.ok and fired == 1 and len(on_disk) == 1,
+        "t1",
+        delivery.ok and fired == 1 and len(on_disk) == 1,
         ok="the ack was lost, the batch was sent again, and the broker kept one copy.",
         saw=f"{len(on_disk)} batch(es) on disk at offsets {list(on_disk['base_offset'])} for one record "
-            f"(delivery: {delivery.error or 'ok'})",
+        f"(delivery: {delivery.error or 'ok'})",
         expected="exactly 1 batch",
-        hint="which setting gives the producer an id and sequence numbers the broker can check?", points=2)
+        hint="which setting gives the producer an id and sequence numbers the broker can check?",
+        points=2,
+    )
 
 
 def duplicate_scenario(cluster: Cluster) -> tuple[str, list[ins.Batch], set[frozenset[int]]]:
@@ -89,16 +96,27 @@ def check_find_duplicates(cluster: Cluster, find_duplicates: Callable[[list[ins.
     got = _groups(find_duplicates(log))
     cluster.admin.delete_topic(topic)
     by_offset = {b.base_offset: b for b in log}
-    hint = "idempotent batches are the same write when (producer id, epoch, first seq, last seq) match; " \
-           "batches with producer id -1 carry no identity, so only their records can be compared."
+    hint = (
+        "idempotent batches are the same write when (producer id, epoch, first seq, last seq) match; "
+        "batches with producer id -1 carry no identity, so only their records can be compared."
+    )
     extra = got - want
     if extra:
         pids = sorted({by_offset[o].producer_id for g in extra for o in g if o in by_offset})
-        hint = (f"your groups {sorted(map(sorted, extra))} join batches of producer ids {pids}: a restarted "
-                "producer gets a NEW id, so its resend is a new write (that is why idempotence cannot cover "
-                "an application restart). " + hint)
-    return verdict("t2", got == want, ok=f"found the one duplicated write: offsets {sorted(next(iter(want)))}.",
-                   saw=sorted(map(sorted, got)), expected=sorted(map(sorted, want)), hint=hint, points=2)
+        hint = (
+            f"your groups {sorted(map(sorted, extra))} join batches of producer ids {pids}: a restarted "
+            "producer gets a NEW id, so its resend is a new write (that is why idempotence cannot cover "
+            "an application restart). " + hint
+        )
+    return verdict(
+        "t2",
+        got == want,
+        ok=f"found the one duplicated write: offsets {sorted(next(iter(want)))}.",
+        saw=sorted(map(sorted, got)),
+        expected=sorted(map(sorted, want)),
+        hint=hint,
+        points=2,
+    )
 
 
 @guarded("t3")
@@ -114,16 +132,21 @@ def check_new_leader(cluster: Cluster, predict_new_leader: Callable[[list[int], 
     finally:
         cluster.heal()
         cluster.admin.delete_topic(topic)
-    return verdict("t3", predicted == actual, ok=f"broker {actual} took over, as you predicted.",
-                   saw=f"you predicted broker {predicted}", expected=f"broker {actual} (what the controller chose)",
-                   hint="the controller walks the replica list in its assigned order and takes the first "
-                        "replica that is in the ISR and alive.")
+    return verdict(
+        "t3",
+        predicted == actual,
+        ok=f"broker {actual} took over, as you predicted.",
+        saw=f"you predicted broker {predicted}",
+        expected=f"broker {actual} (what the controller chose)",
+        hint="the controller walks the replica list in its assigned order and takes the first "
+        "replica that is in the ISR and alive.",
+    )
 
 
 RESTART_CHOICES = {
     "a": "the broker forgets all sequence numbers when a producer disconnects",
     "b": "the new instance gets a new producer id and starts again at sequence 0, so the broker cannot tie "
-         "its resend to the first write",
+    "its resend to the first write",
     "c": "retries are switched off after a restart",
     "d": "the broker keeps only the last 5 batches, and a restart takes longer than 5 batches",
 }
@@ -132,9 +155,14 @@ RESTART_CHOICES = {
 @guarded("t4")
 def check_restart_answer(answer: Any) -> Verdict:
     """Task 4: why can a restarted producer write a duplicate? (a checked choice)"""
-    return verdict("t4", str(answer).strip().lower() == "b", ok="right: a new instance is a new producer id.",
-                   saw=repr(answer), expected="one of " + ", ".join(RESTART_CHOICES),
-                   hint="look at step 6 and at 'A restarted producer is a stranger' in notebook 01.")
+    return verdict(
+        "t4",
+        str(answer).strip().lower() == "b",
+        ok="right: a new instance is a new producer id.",
+        saw=repr(answer),
+        expected="one of " + ", ".join(RESTART_CHOICES),
+        hint="look at step 6 and at 'A restarted producer is a stranger' in notebook 01.",
+    )
 
 
 @guarded("t5")
@@ -148,8 +176,12 @@ def check_window_error(cluster: Cluster, predicted_error: Any) -> Verdict:
     item = proxy.replay(client_id=p.client_id, base_sequence=0)["response"]["items"][0]  # type: ignore[attr-defined]
     cluster.admin.delete_topic(topic)
     actual, name = item["error_code"], item["error"]
-    return verdict("t5", str(predicted_error).strip() in (str(actual), name),
-                   ok=f"the broker answered {actual} ({name}), as you predicted.",
-                   saw=f"you predicted {predicted_error!r}", expected=f"{actual} ({name})",
-                   hint="the broker remembers the last 5 batches per producer and partition; what does it say "
-                        "to a sequence number older than that?")
+    return verdict(
+        "t5",
+        str(predicted_error).strip() in (str(actual), name),
+        ok=f"the broker answered {actual} ({name}), as you predicted.",
+        saw=f"you predicted {predicted_error!r}",
+        expected=f"{actual} ({name})",
+        hint="the broker remembers the last 5 batches per producer and partition; what does it say "
+        "to a sequence number older than that?",
+    )

@@ -16,9 +16,9 @@ from eoslab.bench._record import run_folders, runs_dir
 from eoslab.bench._workload import BASELINE
 from eoslab.grading._checks import Verdict, guarded, verdict
 
-REL_TOL = 0.01        # throughput: a mean of the same numbers, so only rounding differs
+REL_TOL = 0.01  # throughput: a mean of the same numbers, so only rounding differs
 OVERHEAD_TOL = 0.005  # half a percentage point
-PCT_REL_TOL = 0.05    # percentile_approx vs numpy's interpolated percentile, on a few thousand samples
+PCT_REL_TOL = 0.05  # percentile_approx vs numpy's interpolated percentile, on a few thousand samples
 PCT_ABS_TOL_MS = 0.5
 
 
@@ -48,17 +48,23 @@ def _mapping(answer: Any, key: str, value: str) -> dict[Any, Any]:
     raise TypeError(f"expected a dict or a DataFrame with columns {key!r} and {value!r}, got {type(answer).__name__}")
 
 
-def _compare(task: str, got: Mapping[Any, Any], want: Mapping[Any, float], close: Any, what: str,
-             hint: str) -> Verdict:
+def _compare(task: str, got: Mapping[Any, Any], want: Mapping[Any, float], close: Any, what: str, hint: str) -> Verdict:
     missing = sorted(set(want) - set(got), key=str)
     wrong = {k: (got[k], want[k]) for k in want if k in got and not close(got[k], want[k])}
     if missing:
-        return verdict(task, False, ok="", saw=f"no {what} for {missing}", expected=f"one per {sorted(want, key=str)}",
-                       hint=hint)
+        return verdict(
+            task, False, ok="", saw=f"no {what} for {missing}", expected=f"one per {sorted(want, key=str)}", hint=hint
+        )
     if wrong:
         k, (g, w) = next(iter(wrong.items()))
-        return verdict(task, False, ok="", saw=f"{what} {g!r} for {k!r} (and {len(wrong) - 1} more off)",
-                       expected=f"{w:.4g} recomputed from the raw samples", hint=hint)
+        return verdict(
+            task,
+            False,
+            ok="",
+            saw=f"{what} {g!r} for {k!r} (and {len(wrong) - 1} more off)",
+            expected=f"{w:.4g} recomputed from the raw samples",
+            hint=hint,
+        )
     return verdict(task, True, ok=f"{what} for {len(want)} modes match the raw samples.")
 
 
@@ -72,8 +78,14 @@ def check_throughput(answer: Any, runs: str | Path | None = None) -> Verdict:
     """t1: mean records/s at saturation per mode (label), harness rows only."""
     want = _sat(runs).groupby("label")["records_per_s"].mean().to_dict()
     got = _mapping(answer, "label", "records_per_s")
-    return _compare("t1", got, want, lambda g, w: abs(g - w) <= REL_TOL * w, "records/s",
-                    "filter phase == 'saturation' and client == 'eoslab', then average records_per_s by label.")
+    return _compare(
+        "t1",
+        got,
+        want,
+        lambda g, w: abs(g - w) <= REL_TOL * w,
+        "records/s",
+        "filter phase == 'saturation' and client == 'eoslab', then average records_per_s by label.",
+    )
 
 
 def expected_overheads(runs: str | Path | None = None) -> dict[str, float]:
@@ -99,8 +111,14 @@ def check_overheads(answer: Any, runs: str | Path | None = None) -> Verdict:
     want = expected_overheads(runs)
     got = {k: v for k, v in _mapping(answer, "label", "overhead").items() if k != BASELINE}
     if got and all(abs(v) > 1.5 for v in got.values()):
-        return verdict("t2", False, ok="", saw=f"overheads like {next(iter(got.values())):.3g}",
-                       expected="fractions (0.03 for 3 %)", hint="divide by 100, or do not multiply by 100.")
+        return verdict(
+            "t2",
+            False,
+            ok="",
+            saw=f"overheads like {next(iter(got.values())):.3g}",
+            expected="fractions (0.03 for 3 %)",
+            hint="divide by 100, or do not multiply by 100.",
+        )
     bounds = _median_bounds(runs)
     inv = {v: k for k, v in want.items()}
 
@@ -108,9 +126,14 @@ def check_overheads(answer: Any, runs: str | Path | None = None) -> Verdict:
         lo, hi = bounds[inv[w]]
         return lo - OVERHEAD_TOL <= g <= hi + OVERHEAD_TOL
 
-    return _compare("t2", got, want, close, "overhead",
-                    "divide each mode's throughput by acks_all's throughput of the SAME run, then take the "
-                    "median over runs.")
+    return _compare(
+        "t2",
+        got,
+        want,
+        close,
+        "overhead",
+        "divide each mode's throughput by acks_all's throughput of the SAME run, then take the median over runs.",
+    )
 
 
 def _close_pct(g: Any, w: Any) -> bool:
@@ -131,10 +154,22 @@ def check_ack_percentiles(answer: Any, runs: str | Path | None = None) -> Verdic
     got = _mapping(answer, "label", "p50")
     bad = [k for k, v in got.items() if not isinstance(v, (tuple, list, np.ndarray)) or len(v) != 3]
     if bad:
-        return verdict("t3", False, ok="", saw=f"{got[bad[0]]!r} for {bad[0]!r}", expected="(p50, p95, p99)",
-                       hint="percentile_approx('latency_ms', [0.5, 0.95, 0.99]) gives the three at once.")
-    return _compare("t3", got, want, _close_pct, "(p50, p95, p99)",  # type: ignore[arg-type]
-                    "use only kind == 'ack' samples, grouped by label, latency in ms.")
+        return verdict(
+            "t3",
+            False,
+            ok="",
+            saw=f"{got[bad[0]]!r} for {bad[0]!r}",
+            expected="(p50, p95, p99)",
+            hint="percentile_approx('latency_ms', [0.5, 0.95, 0.99]) gives the three at once.",
+        )
+    return _compare(
+        "t3",
+        got,
+        want,
+        _close_pct,
+        "(p50, p95, p99)",  # type: ignore[arg-type]
+        "use only kind == 'ack' samples, grouped by label, latency in ms.",
+    )
 
 
 @guarded("t4")
@@ -145,6 +180,12 @@ def check_e2e_by_commit(answer: Any, runs: str | Path | None = None) -> Verdict:
     s = s[s.kind == "e2e_read_committed"].merge(p, on=["run", "workload"])
     want = {float(k): float(np.percentile(g["latency_ms"], 50)) for k, g in s.groupby("commit_ms")}
     got = {float(k): v for k, v in _mapping(answer, "commit_ms", "p50").items()}
-    return _compare("t4", got, want, lambda g, w: abs(g - w) <= max(PCT_ABS_TOL_MS, PCT_REL_TOL * w),
-                    "read_committed p50", "join samples to params on (run, workload); keep transactional "
-                    "workloads and kind == 'e2e_read_committed'; p50 by commit_ms.")
+    return _compare(
+        "t4",
+        got,
+        want,
+        lambda g, w: abs(g - w) <= max(PCT_ABS_TOL_MS, PCT_REL_TOL * w),
+        "read_committed p50",
+        "join samples to params on (run, workload); keep transactional "
+        "workloads and kind == 'e2e_read_committed'; p50 by commit_ms.",
+    )

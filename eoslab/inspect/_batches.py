@@ -33,8 +33,9 @@ def _broker(cluster: Cluster, broker: int | str | None, topic: str, partition: i
     return cluster.topology.broker(broker)
 
 
-def partition_files(cluster: Cluster, topic: str, partition: int, broker: int | str | None = None,
-                    suffix: str = ".log") -> tuple[Node, str, list[str]]:
+def partition_files(
+    cluster: Cluster, topic: str, partition: int, broker: int | str | None = None, suffix: str = ".log"
+) -> tuple[Node, str, list[str]]:
     """(broker node, folder, file names ending in ``suffix``) of ``topic-partition`` on a replica.
 
     ``broker`` is a node id or name; ``None`` = the partition's current leader.
@@ -52,18 +53,31 @@ def _why_missing(cluster: Cluster, node: Node, topic: str, partition: int) -> st
     try:
         parts = cluster.partitions(topic)
     except Exception:  # noqa: BLE001 - the topic itself is unknown
-        return (f"Partition {topic}-{partition} has no folder on {node.name} ({where}) and the cluster does not "
-                f"know topic {topic!r}: check the name with cluster.partitions().")
+        return (
+            f"Partition {topic}-{partition} has no folder on {node.name} ({where}) and the cluster does not "
+            f"know topic {topic!r}: check the name with cluster.partitions()."
+        )
     mine = [p for p in parts if p.partition == partition]
     if not mine:
-        return (f"Partition {topic}-{partition} has no folder on {node.name} ({topic} has {len(parts)} "
-                f"partition(s), numbered from 0): {where}.")
-    return (f"Partition {topic}-{partition} has no folder on {node.name} ({where}): its replicas are "
-            f"{list(mine[0].replicas)}; ask one of those brokers.")
+        return (
+            f"Partition {topic}-{partition} has no folder on {node.name} ({topic} has {len(parts)} "
+            f"partition(s), numbered from 0): {where}."
+        )
+    return (
+        f"Partition {topic}-{partition} has no folder on {node.name} ({where}): its replicas are "
+        f"{list(mine[0].replicas)}; ask one of those brokers."
+    )
 
 
-def batches(cluster: Cluster, topic: str, partition: int, broker: int | str | None = None, *,
-            records: bool = False, data: bool = False) -> Rows[Batch]:
+def batches(
+    cluster: Cluster,
+    topic: str,
+    partition: int,
+    broker: int | str | None = None,
+    *,
+    records: bool = False,
+    data: bool = False,
+) -> Rows[Batch]:
     """Every batch of ``topic-partition`` on one replica, all segments in one DumpLogSegments call.
 
     ``records=True`` keeps each record (offset, sequence, header keys);
@@ -92,11 +106,34 @@ def records_frame(batch_list: list[Batch]) -> pd.DataFrame:
     rows = []
     for b in batch_list:
         for r in b.records:
-            rows.append({
-                "offset": r.offset, "producer_id": b.producer_id, "producer_epoch": b.producer_epoch,
-                "sequence": r.sequence, "is_transactional": b.is_transactional, "is_control": b.is_control,
-                "marker": r.marker, "key": r.key, "value": r.value, "header_keys": r.header_keys,
-                "timestamp": r.timestamp,
-            })
-    return frame(rows, ["offset", "producer_id", "producer_epoch", "sequence", "is_transactional",
-                        "is_control", "marker", "key", "value", "header_keys", "timestamp"])
+            rows.append(
+                {
+                    "offset": r.offset,
+                    "producer_id": b.producer_id,
+                    "producer_epoch": b.producer_epoch,
+                    "sequence": r.sequence,
+                    "is_transactional": b.is_transactional,
+                    "is_control": b.is_control,
+                    "marker": r.marker,
+                    "key": r.key,
+                    "value": r.value,
+                    "header_keys": r.header_keys,
+                    "timestamp": r.timestamp,
+                }
+            )
+    return frame(
+        rows,
+        [
+            "offset",
+            "producer_id",
+            "producer_epoch",
+            "sequence",
+            "is_transactional",
+            "is_control",
+            "marker",
+            "key",
+            "value",
+            "header_keys",
+            "timestamp",
+        ],
+    )

@@ -88,8 +88,9 @@ class ObservedProducer(Producer):
     ``conf``) and into :attr:`log`; like statistics, they arrive from ``poll()``.
     """
 
-    def __init__(self, conf: dict[str, Any], *, debug: str | None = None,
-                 stats_interval_ms: int = STATS_INTERVAL_MS) -> None:
+    def __init__(
+        self, conf: dict[str, Any], *, debug: str | None = None, stats_interval_ms: int = STATS_INTERVAL_MS
+    ) -> None:
         self.last_stats: dict[str, Any] | None = None
         self._stats_seen = 0
         self.log = ClientLog()
@@ -127,8 +128,12 @@ class ObservedProducer(Producer):
                 self.poll(0.05)  # stats_cb is served from poll(): see the module docstring
                 return self._stats_seen > seen
 
-            wait_until(newer, timeout=max(0.1, deadline - time.monotonic()), interval=0.0,
-                       what="a librdkafka statistics report (statistics.interval.ms)")
+            wait_until(
+                newer,
+                timeout=max(0.1, deadline - time.monotonic()),
+                interval=0.0,
+                what="a librdkafka statistics report (statistics.interval.ms)",
+            )
         assert self.last_stats is not None
         return self.last_stats
 
@@ -137,8 +142,9 @@ class ObservedProducer(Producer):
         return ClientEos.from_stats(self.stats(fresh, timeout))
 
 
-def observed_producer(conf: dict[str, Any], *, debug: str | None = None,
-                      stats_interval_ms: int = STATS_INTERVAL_MS) -> ObservedProducer:
+def observed_producer(
+    conf: dict[str, Any], *, debug: str | None = None, stats_interval_ms: int = STATS_INTERVAL_MS
+) -> ObservedProducer:
     """Factory spelling of :class:`ObservedProducer`."""
     return ObservedProducer(conf, debug=debug, stats_interval_ms=stats_interval_ms)
 

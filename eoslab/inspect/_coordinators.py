@@ -113,6 +113,7 @@ def coordinator(cluster: Cluster, key: str, kind: Kind = "transaction") -> Coord
 
 def _topic(kind: str) -> str:
     if kind not in _TOPIC:
-        raise EoslabError(f"Unknown coordinator kind {kind!r}: use 'transaction' (transactional ids) or "
-                          "'group' (consumer group ids).")
+        raise EoslabError(
+            f"Unknown coordinator kind {kind!r}: use 'transaction' (transactional ids) or 'group' (consumer group ids)."
+        )
     return _TOPIC[kind]

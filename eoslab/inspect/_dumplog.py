@@ -153,13 +153,13 @@ def _parse_record(line: str) -> Record:
         t = dict(_TOKEN.findall(rest))
         marker, coord = t["endTxnMarker"], int(t["coordinatorEpoch"])
     elif rest.startswith(" key: "):
-        key, value = _split_key_payload(rest[len(" key: "):])
+        key, value = _split_key_payload(rest[len(" key: ") :])
     elif rest.startswith(" payload: "):
-        value = rest[len(" payload: "):]
+        value = rest[len(" payload: ") :]
     elif (m := _JSON_PART.match(rest)) is not None:
-        control_type, control_data = m.group(1), rest[m.end():]
+        control_type, control_data = m.group(1), rest[m.end() :]
     elif rest.startswith(" controlType: "):
-        control_type = rest[len(" controlType: "):]
+        control_type = rest[len(" controlType: ") :]
     return Record(
         offset=int(tok["offset"]),
         timestamp=int(tok[ts_name]) if ts_name else -1,
@@ -185,7 +185,7 @@ def _split_key_payload(text: str) -> tuple[str, str | None]:
             end = -1
         if end > 0:
             rest = text[end:]
-            return text[:end], rest[len(" payload: "):] if rest.startswith(" payload: ") else None
+            return text[:end], rest[len(" payload: ") :] if rest.startswith(" payload: ") else None
     key, sep, value = text.partition(" payload: ")
     return key, (value if sep else None)
 
@@ -243,7 +243,7 @@ def parse_dump(text: str) -> list[DumpedFile]:
     for line in text.splitlines():
         if line.startswith("Dumping "):
             flush()
-            cur = DumpedFile(line[len("Dumping "):].strip())
+            cur = DumpedFile(line[len("Dumping ") :].strip())
             files.append(cur)
         elif cur is None:
             continue
@@ -257,19 +257,21 @@ def parse_dump(text: str) -> list[DumpedFile]:
             pending = _batch(cur.path, dict(_TOKEN.findall(line)))
         elif line.startswith("producerId: "):
             t = dict(_TOKEN.findall(line))
-            cur.snapshot.append(SnapshotEntry(
-                file=cur.path,
-                snapshot_offset=_snapshot_offset(cur.path),
-                producer_id=int(t["producerId"]),
-                producer_epoch=int(t["producerEpoch"]),
-                coordinator_epoch=int(t["coordinatorEpoch"]),
-                current_txn_first_offset=_optional_long(t["currentTxnFirstOffset"]),
-                last_timestamp=int(t["lastTimestamp"]),
-                first_sequence=int(t["firstSequence"]),
-                last_sequence=int(t["lastSequence"]),
-                last_offset=int(t["lastOffset"]),
-                offset_delta=int(t["offsetDelta"]),
-            ))
+            cur.snapshot.append(
+                SnapshotEntry(
+                    file=cur.path,
+                    snapshot_offset=_snapshot_offset(cur.path),
+                    producer_id=int(t["producerId"]),
+                    producer_epoch=int(t["producerEpoch"]),
+                    coordinator_epoch=int(t["coordinatorEpoch"]),
+                    current_txn_first_offset=_optional_long(t["currentTxnFirstOffset"]),
+                    last_timestamp=int(t["lastTimestamp"]),
+                    first_sequence=int(t["firstSequence"]),
+                    last_sequence=int(t["lastSequence"]),
+                    last_offset=int(t["lastOffset"]),
+                    offset_delta=int(t["offsetDelta"]),
+                )
+            )
         elif line.strip() and not line.startswith("Log starting offset"):
             cur.notes.append(line)
     flush()
@@ -319,8 +321,7 @@ def dump(cluster: Cluster, node: Node, folder: str, names: Sequence[str], *flags
     missing = [n for n, k in zip(names, keys, strict=True) if k is None or k not in _CACHE]
     fresh: dict[str, DumpedFile] = {}
     if missing:
-        out = cluster.tool("dump-log", *flags, "--files", ",".join(f"{tool_dir}/{n}" for n in missing),
-                           node=node.name)
+        out = cluster.tool("dump-log", *flags, "--files", ",".join(f"{tool_dir}/{n}" for n in missing), node=node.name)
         for parsed in parse_dump(out):
             fresh[os.path.basename(parsed.path)] = parsed
     result = []

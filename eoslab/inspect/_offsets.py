@@ -46,13 +46,16 @@ def _ask(client: Any, tps: list[Any], spec: Any, isolation: Any, timeout: float)
         try:
             out[(tp.topic, tp.partition)] = fut.result(timeout=timeout + 1).offset
         except KafkaException as exc:
-            raise EoslabError(f"ListOffsets for {tp.topic}-{tp.partition} failed: {exc.args[0].str()}. "
-                              "Check the topic exists and its leader is up (cluster.partitions()).") from None
+            raise EoslabError(
+                f"ListOffsets for {tp.topic}-{tp.partition} failed: {exc.args[0].str()}. "
+                "Check the topic exists and its leader is up (cluster.partitions())."
+            ) from None
     return out
 
 
-def offsets(cluster: Cluster, topic: str, partitions: list[int] | None = None,
-            timeout: float = 10.0) -> Rows[PartitionOffsets]:
+def offsets(
+    cluster: Cluster, topic: str, partitions: list[int] | None = None, timeout: float = 10.0
+) -> Rows[PartitionOffsets]:
     """Log start, HW and LSO of ``topic``'s partitions (all of them by default): three ListOffsets calls."""
     from confluent_kafka import IsolationLevel, TopicPartition
     from confluent_kafka.admin import OffsetSpec

@@ -73,20 +73,23 @@ def parse_pid_blocks(files: list[DumpedFile]) -> list[ProducerIdBlock]:
                 if not isinstance(v, dict) or v.get("type") != "PRODUCER_IDS_RECORD":
                     continue
                 d = v["data"]
-                out.append(ProducerIdBlock(
-                    broker_id=d["brokerId"],
-                    broker_epoch=d["brokerEpoch"],
-                    next_producer_id=d["nextProducerId"],
-                    offset=r.offset,
-                    append_time_ms=b.timestamp,
-                    source=source,
-                    file=f.path,
-                ))
+                out.append(
+                    ProducerIdBlock(
+                        broker_id=d["brokerId"],
+                        broker_epoch=d["brokerEpoch"],
+                        next_producer_id=d["nextProducerId"],
+                        offset=r.offset,
+                        append_time_ms=b.timestamp,
+                        source=source,
+                        file=f.path,
+                    )
+                )
     return out
 
 
-def producer_id_blocks(cluster: Cluster, controller: str | None = None,
-                       include_snapshots: bool = True) -> Rows[ProducerIdBlock]:
+def producer_id_blocks(
+    cluster: Cluster, controller: str | None = None, include_snapshots: bool = True
+) -> Rows[ProducerIdBlock]:
     """Every producer-id grant in the metadata log of ``controller`` (default: the quorum leader).
 
     One DumpLogSegments call over all segments (and ``.checkpoint`` snapshots).
@@ -99,13 +102,17 @@ def producer_id_blocks(cluster: Cluster, controller: str | None = None,
     else:
         node = cluster.topology.node(controller)
         if node.is_broker:
-            raise EoslabError(f"{node.name} is a broker: producer-id grants are read from a controller's "
-                              "metadata log; pass controller='controller-1' (or 2, 3).")
+            raise EoslabError(
+                f"{node.name} is a broker: producer-id grants are read from a controller's "
+                "metadata log; pass controller='controller-1' (or 2, 3)."
+            )
     names = list_folder(cluster, node, METADATA_FOLDER) or []
     wanted = [n for n in names if n.endswith(".log") or (include_snapshots and n.endswith(".checkpoint"))]
     if not wanted:
-        raise EoslabError(f"{node.name} has no {METADATA_FOLDER} folder with segments: is it a controller "
-                          "of this cluster, and was the cluster started?")
+        raise EoslabError(
+            f"{node.name} has no {METADATA_FOLDER} folder with segments: is it a controller "
+            "of this cluster, and was the cluster started?"
+        )
     files = dump(cluster, node, METADATA_FOLDER, wanted, "--cluster-metadata-decoder")
     return Rows(parse_pid_blocks(files), ProducerIdBlock)
 

@@ -77,8 +77,9 @@ def describe_producers(cluster: Cluster, topic: str, partition: int, broker: int
     return Rows(parse_describe_producers(out, topic, partition, broker), ProducerState)
 
 
-def producer_snapshots(cluster: Cluster, topic: str, partition: int, broker: int | str | None = None,
-                       latest_only: bool = False) -> Rows[SnapshotEntry]:
+def producer_snapshots(
+    cluster: Cluster, topic: str, partition: int, broker: int | str | None = None, latest_only: bool = False
+) -> Rows[SnapshotEntry]:
     """The producer-state ``.snapshot`` files of ``topic-partition`` on one replica, decoded.
 
     A partition that never rolled a segment and never shut down has none yet:

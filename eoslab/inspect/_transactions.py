@@ -28,8 +28,16 @@ from eoslab.topology import TXN_STATE_PARTITIONS
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
 
-TXN_STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead",
-              "PrepareEpochFence")
+TXN_STATES = (
+    "Empty",
+    "Ongoing",
+    "PrepareCommit",
+    "PrepareAbort",
+    "CompleteCommit",
+    "CompleteAbort",
+    "Dead",
+    "PrepareEpochFence",
+)
 """``transactionStatus`` byte -> name, as ``kafka-transactions.sh`` spells the states."""
 
 
@@ -91,8 +99,10 @@ class TxnLogEntry:
 
 
 def parse_list(text: str) -> list[TransactionListing]:
-    return [TransactionListing(r["TransactionalId"], int(r["Coordinator"]), int(r["ProducerId"]),
-                               r["TransactionState"]) for r in parse_tsv(text)]
+    return [
+        TransactionListing(r["TransactionalId"], int(r["Coordinator"]), int(r["ProducerId"]), r["TransactionState"])
+        for r in parse_tsv(text)
+    ]
 
 
 def parse_describe(text: str) -> TransactionDescription:
@@ -122,13 +132,15 @@ def list_transactions(cluster: Cluster) -> Rows[TransactionListing]:
 def describe_transaction(cluster: Cluster, transactional_id: str) -> TransactionDescription:
     """The coordinator's view of one transactional id (one JVM call)."""
     try:
-        out = cluster.tool("transactions", "--bootstrap-server", "{bootstrap}", "describe",
-                           "--transactional-id", transactional_id)
+        out = cluster.tool(
+            "transactions", "--bootstrap-server", "{bootstrap}", "describe", "--transactional-id", transactional_id
+        )
     except EoslabError as exc:
         if "could not be found" in str(exc) or "TransactionalIdNotFound" in str(exc):
             raise TransactionNotFound(
                 f"No coordinator knows transactional id {transactional_id!r}: it never ran init_transactions(), "
-                f"or it expired (transactional.id.expiration.ms, 7 days by default).") from None
+                f"or it expired (transactional.id.expiration.ms, 7 days by default)."
+            ) from None
         raise
     return parse_describe(out)
 
@@ -152,26 +164,27 @@ def parse_transaction_log(files: list[DumpedFile], transactional_id: str | None 
                     continue
                 v = r.value_json()
                 if v is None:
-                    out.append(TxnLogEntry(tid, r.offset, "<deleted>", None, None, (), None, None, None,
-                                           b.timestamp))
+                    out.append(TxnLogEntry(tid, r.offset, "<deleted>", None, None, (), None, None, None, b.timestamp))
                     continue
                 d = v["data"]
                 status = d["transactionStatus"]
-                out.append(TxnLogEntry(
-                    transactional_id=tid,
-                    offset=r.offset,
-                    state=TXN_STATES[status] if 0 <= status < len(TXN_STATES) else f"unknown({status})",
-                    producer_id=d["producerId"],
-                    producer_epoch=d["producerEpoch"],
-                    partitions=_partitions(d),
-                    timeout_ms=d.get("transactionTimeoutMs"),
-                    last_update_ms=d.get("transactionLastUpdateTimestampMs"),
-                    start_ms=d.get("transactionStartTimestampMs"),
-                    append_time_ms=b.timestamp,
-                    client_transaction_version=d.get("clientTransactionVersion"),
-                    previous_producer_id=d.get("previousProducerId"),
-                    next_producer_id=d.get("nextProducerId"),
-                ))
+                out.append(
+                    TxnLogEntry(
+                        transactional_id=tid,
+                        offset=r.offset,
+                        state=TXN_STATES[status] if 0 <= status < len(TXN_STATES) else f"unknown({status})",
+                        producer_id=d["producerId"],
+                        producer_epoch=d["producerEpoch"],
+                        partitions=_partitions(d),
+                        timeout_ms=d.get("transactionTimeoutMs"),
+                        last_update_ms=d.get("transactionLastUpdateTimestampMs"),
+                        start_ms=d.get("transactionStartTimestampMs"),
+                        append_time_ms=b.timestamp,
+                        client_transaction_version=d.get("clientTransactionVersion"),
+                        previous_producer_id=d.get("previousProducerId"),
+                        next_producer_id=d.get("nextProducerId"),
+                    )
+                )
     out.sort(key=lambda e: e.offset)
     return out
 

@@ -124,12 +124,18 @@ def default_jar() -> Path:
 
         path, where = kafka_clients_jar(), "$KAFKA_HOME/libs"
     else:
-        path = (Path.home() / ".m2/repository/org/apache/kafka/kafka-clients" / KAFKA_VERSION
-                / f"kafka-clients-{KAFKA_VERSION}.jar")
+        path = (
+            Path.home()
+            / ".m2/repository/org/apache/kafka/kafka-clients"
+            / KAFKA_VERSION
+            / f"kafka-clients-{KAFKA_VERSION}.jar"
+        )
         where = "the Maven cache"
     if not path.is_file():
-        raise JarNotFoundError(f"kafka-clients {KAFKA_VERSION} is not at {path} ({where}): run `make setup` "
-                               f"to fetch it, or set {JAR_ENV} to a kafka-clients jar.")
+        raise JarNotFoundError(
+            f"kafka-clients {KAFKA_VERSION} is not at {path} ({where}): run `make setup` "
+            f"to fetch it, or set {JAR_ENV} to a kafka-clients jar."
+        )
     return path
 
 

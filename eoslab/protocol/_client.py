@@ -33,8 +33,15 @@ class KafkaConnection:
     the connection (its state is unknown after a partial exchange).
     """
 
-    def __init__(self, host: str, port: int, client_id: str | None = "eoslab", timeout: float = 10.0, *,
-                 schemas: Schemas | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        client_id: str | None = "eoslab",
+        timeout: float = 10.0,
+        *,
+        schemas: Schemas | None = None,
+    ) -> None:
         self.host, self.port, self.client_id, self.timeout = host, port, client_id, timeout
         self._schemas = schemas
         self._sock: socket.socket | None = None
@@ -63,7 +70,8 @@ class KafkaConnection:
             except OSError as e:
                 raise KafkaConnectionError(
                     f"cannot connect to {self.host}:{self.port} ({_reason(e, self.timeout)}): "
-                    f"is the broker running and is this its listener port?") from e
+                    f"is the broker running and is this its listener port?"
+                ) from e
         return self
 
     def close(self) -> None:
@@ -75,8 +83,9 @@ class KafkaConnection:
     def __enter__(self) -> KafkaConnection:
         return self.connect()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def _recv_exact(self, sock: socket.socket, n: int) -> bytes:
@@ -98,21 +107,22 @@ class KafkaConnection:
                 return None
             size = _SIZE.unpack(self._recv_exact(sock, 4))[0]
             if not 4 <= size <= MAX_FRAME:
-                raise ProtocolError(f"{self.host}:{self.port} sent a frame of {size} bytes: not a Kafka "
-                                    f"PLAINTEXT listener?")
+                raise ProtocolError(
+                    f"{self.host}:{self.port} sent a frame of {size} bytes: not a Kafka PLAINTEXT listener?"
+                )
             return self._recv_exact(sock, size)
         except OSError as e:
             self.close()
             raise KafkaConnectionError(
-                f"the exchange with {self.host}:{self.port} failed ({_reason(e, self.timeout)}).") from e
+                f"the exchange with {self.host}:{self.port} failed ({_reason(e, self.timeout)})."
+            ) from e
         except ProtocolError:
             self.close()
             raise
 
     # ------------------------------------------------------------ requests
 
-    def request(self, api: int | str, version: int | None = None, body: dict[str, Any] | None = None
-                ) -> dict[str, Any]:
+    def request(self, api: int | str, version: int | None = None, body: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send one request and return the decoded response body.
 
         A Produce with ``Acks=0`` gets no response from the broker: ``{}`` is returned.
@@ -130,8 +140,10 @@ class KafkaConnection:
         response = self._decode(data, key, version)
         if response.correlation_id != correlation_id:
             self.close()
-            raise ProtocolError(f"{self.host}:{self.port} answered correlation id {response.correlation_id} "
-                                f"to request {correlation_id}; connection closed.")
+            raise ProtocolError(
+                f"{self.host}:{self.port} answered correlation id {response.correlation_id} "
+                f"to request {correlation_id}; connection closed."
+            )
         return response.body
 
     def _decode(self, data: bytes, key: int, version: int) -> Any:
@@ -155,10 +167,12 @@ class KafkaConnection:
                 version = min(version, theirs.get(API_VERSIONS_KEY, 0))
                 response = self.request(API_VERSIONS_KEY, version, body)
             if response.get("ErrorCode"):
-                raise ProtocolError(f"{self.host}:{self.port} answered ApiVersions with error code "
-                                    f"{response['ErrorCode']}.")
-            self._broker_versions = {k["ApiKey"]: (k["MinVersion"], k["MaxVersion"])
-                                     for k in response.get("ApiKeys", [])}
+                raise ProtocolError(
+                    f"{self.host}:{self.port} answered ApiVersions with error code {response['ErrorCode']}."
+                )
+            self._broker_versions = {
+                k["ApiKey"]: (k["MinVersion"], k["MaxVersion"]) for k in response.get("ApiKeys", [])
+            }
         return self._broker_versions
 
     def negotiated_version(self, api: int | str) -> int:
@@ -173,7 +187,8 @@ class KafkaConnection:
         if lo > hi:
             raise UnsupportedApiError(
                 f"{self.schemas.api_name(key)}: the broker supports v{theirs[0]}-{theirs[1]}, "
-                f"the pinned schemas v{ours}; no common version.")
+                f"the pinned schemas v{ours}; no common version."
+            )
         compile_message(self.schemas.request(key), hi)  # fail here, not mid-exchange
         return hi
 

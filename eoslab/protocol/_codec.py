@@ -93,8 +93,9 @@ def _default(f: FieldSpec, nested: CompiledStruct | None) -> Callable[[], Any]:
     return lambda: value
 
 
-def _value_codec(f: FieldSpec, version: int, flexible: bool, tagged: bool, path: str
-                 ) -> tuple[Reader, Writer, CompiledStruct | None]:
+def _value_codec(
+    f: FieldSpec, version: int, flexible: bool, tagged: bool, path: str
+) -> tuple[Reader, Writer, CompiledStruct | None]:
     """Reader and writer of one field's value (tagged fields always use the compact forms)."""
     nullable = version in f.nullable_versions
     compact = tagged or (version in f.flexible_versions if f.flexible_versions is not None else flexible)
@@ -127,20 +128,24 @@ def _read_step(name: str, read: Reader) -> Step:
     def step(buf: Buffer, off: int, d: dict) -> int:
         d[name], off = read(buf, off)
         return off
+
     return _label(step, name)
 
 
 def _write_step(name: str, write: Writer, dflt: Any) -> EStep:
     def step(v: dict, out: list) -> None:
         write(v.get(name, dflt), out)
+
     return _label(step, name)
 
 
 def _default_step(name: str, factory: Callable[[], Any]) -> Step:
     """A tagged field: its default, overwritten if the tagged-field section carries it."""
+
     def step(buf: Buffer, off: int, d: dict) -> int:
         d[name] = factory()
         return off
+
     return _label(step, name)
 
 
@@ -162,8 +167,9 @@ def _fixed_run(run: list[tuple[str, str, Any]]) -> tuple[Step, EStep]:
     return _label(step, label), _label(estep, label)
 
 
-def _tagged_payload(write: Writer, default: Any, default_is_null: bool, nullable: bool
-                    ) -> Callable[[Any], bytes | None]:
+def _tagged_payload(
+    write: Writer, default: Any, default_is_null: bool, nullable: bool
+) -> Callable[[Any], bytes | None]:
     """The bytes of a tagged field's value, or None when the generator would not write it."""
     default_bytes = None
     if not default_is_null:
@@ -189,8 +195,9 @@ def _tagged_payload(write: Writer, default: Any, default_is_null: bool, nullable
 # ---------------------------------------------------------------- tagged-field section
 
 
-def _tag_section(readers: dict[int, tuple[str, Reader]], writers: list[tuple[int, str, Callable]]
-                 ) -> tuple[Step, EStep]:
+def _tag_section(
+    readers: dict[int, tuple[str, Reader]], writers: list[tuple[int, str, Callable]]
+) -> tuple[Step, EStep]:
     writers = sorted(writers, key=lambda w: w[0])
 
     def read_tags(buf: Buffer, off: int, d: dict) -> int:
@@ -346,7 +353,8 @@ def compile_message(spec: MessageSpec, version: int) -> CompiledStruct:
     """The compiled decoder/encoder of one spec at one version (cached)."""
     if version not in spec.valid_versions:
         raise UnsupportedApiError(
-            f"{spec.name} has no version {version} in the pinned schemas (valid: {spec.valid_versions}).")
+            f"{spec.name} has no version {version} in the pinned schemas (valid: {spec.valid_versions})."
+        )
     return _compile_struct(spec.fields, version, spec.is_flexible(version), f"{spec.name} v{version}")
 
 

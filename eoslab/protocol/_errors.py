@@ -29,4 +29,3 @@ class KafkaConnectionError(ProtocolError, ConnectionError):
 
     def __str__(self) -> str:  # OSError would prefix an errno
         return str(self.args[0]) if self.args else ""
-

@@ -20,8 +20,16 @@ from eoslab.protocol._errors import ProtocolError, UnsupportedApiError
 from eoslab.protocol._schema import MessageSpec, Schemas
 
 __all__ = [
-    "Request", "RequestHeaderInfo", "Response", "decode_request", "decode_response", "encode_request",
-    "encode_response", "peek_correlation_id", "peek_request_header", "request_header_version",
+    "Request",
+    "RequestHeaderInfo",
+    "Response",
+    "decode_request",
+    "decode_response",
+    "encode_request",
+    "encode_response",
+    "peek_correlation_id",
+    "peek_request_header",
+    "request_header_version",
     "response_header_version",
 ]
 
@@ -52,13 +60,13 @@ def _plan(schemas: Schemas, api_key: int, version: int, request: bool) -> _Plan:
     spec = schemas.requests[api_key] if request else schemas.responses[api_key]
     if version not in spec.valid_versions:
         raise UnsupportedApiError(
-            f"{spec.api_name} has no version {version} in the pinned schemas (valid: {spec.valid_versions}).")
+            f"{spec.api_name} has no version {version} in the pinned schemas (valid: {spec.valid_versions})."
+        )
     if request:
         header_version, header_spec = (2 if spec.is_flexible(version) else 1), schemas.request_header
     else:
         header_version, header_spec = _response_header_version(spec, version), schemas.response_header
-    return _Plan(spec, header_version, compile_message(header_spec, header_version),
-                 compile_message(spec, version))
+    return _Plan(spec, header_version, compile_message(header_spec, header_version), compile_message(spec, version))
 
 
 def request_header_version(api: int | str, api_version: int, *, schemas: Schemas | None = None) -> int:
@@ -113,8 +121,7 @@ def peek_request_header(frame: Buffer) -> RequestHeaderInfo:
     try:
         return RequestHeaderInfo(*_PEEK.unpack_from(frame, 0))
     except struct.error:
-        raise ProtocolError(
-            f"a request frame of {len(frame)} bytes is too short for a request header.") from None
+        raise ProtocolError(f"a request frame of {len(frame)} bytes is too short for a request header.") from None
 
 
 def peek_correlation_id(frame: Buffer) -> int:
@@ -122,8 +129,7 @@ def peek_correlation_id(frame: Buffer) -> int:
     try:
         return int(_SIZE.unpack_from(frame, 0)[0])
     except struct.error:
-        raise ProtocolError(
-            f"a response frame of {len(frame)} bytes is too short for a correlation id.") from None
+        raise ProtocolError(f"a response frame of {len(frame)} bytes is too short for a correlation id.") from None
 
 
 def _frame(parts: list) -> bytes:
@@ -134,19 +140,32 @@ def _frame(parts: list) -> bytes:
 
 def _trailing(spec: MessageSpec, version: int, frame: Buffer, off: int) -> None:
     if off != len(frame):
-        raise ProtocolError(f"{spec.name} v{version} ends at byte {off} but the frame has {len(frame)} bytes "
-                            f"(wrong api version, or not a Kafka frame?).")
+        raise ProtocolError(
+            f"{spec.name} v{version} ends at byte {off} but the frame has {len(frame)} bytes "
+            f"(wrong api version, or not a Kafka frame?)."
+        )
 
 
-def encode_request(api: int | str, version: int, correlation_id: int, client_id: str | None,
-                   body: Mapping[str, Any], *, schemas: Schemas | None = None,
-                   header_tagged_fields: Mapping[int, bytes] | None = None) -> bytes:
+def encode_request(
+    api: int | str,
+    version: int,
+    correlation_id: int,
+    client_id: str | None,
+    body: Mapping[str, Any],
+    *,
+    schemas: Schemas | None = None,
+    header_tagged_fields: Mapping[int, bytes] | None = None,
+) -> bytes:
     """A request frame, size prefix included, ready for ``socket.sendall``."""
     s = _schemas(schemas)
     api_key = s.api_key(api)
     plan = _plan(s, api_key, version, True)
-    header: dict[str, Any] = {"RequestApiKey": api_key, "RequestApiVersion": version,
-                              "CorrelationId": correlation_id, "ClientId": client_id}
+    header: dict[str, Any] = {
+        "RequestApiKey": api_key,
+        "RequestApiVersion": version,
+        "CorrelationId": correlation_id,
+        "ClientId": client_id,
+    }
     if header_tagged_fields:
         header[UNKNOWN_TAGGED_FIELDS] = header_tagged_fields
     parts: list = []
@@ -165,12 +184,21 @@ def decode_request(frame: Buffer, *, schemas: Schemas | None = None) -> Request:
     header, off = plan.header.decode(frame, 0)
     body, off = plan.body.decode(frame, off)
     _trailing(plan.spec, version, frame, off)
-    return Request(api_key, plan.spec.api_name, version, header["CorrelationId"], header["ClientId"], body,
-                   plan.header_version, header)
+    return Request(
+        api_key,
+        plan.spec.api_name,
+        version,
+        header["CorrelationId"],
+        header["ClientId"],
+        body,
+        plan.header_version,
+        header,
+    )
 
 
-def encode_response(api: int | str, version: int, correlation_id: int, body: Mapping[str, Any], *,
-                    schemas: Schemas | None = None) -> bytes:
+def encode_response(
+    api: int | str, version: int, correlation_id: int, body: Mapping[str, Any], *, schemas: Schemas | None = None
+) -> bytes:
     """A response frame, size prefix included (what a broker, or a fake one, sends)."""
     s = _schemas(schemas)
     plan = _plan(s, s.api_key(api), version, False)
@@ -180,8 +208,7 @@ def encode_response(api: int | str, version: int, correlation_id: int, body: Map
     return _frame(parts)
 
 
-def decode_response(frame: Buffer, api: int | str, version: int, *, schemas: Schemas | None = None
-                    ) -> Response:
+def decode_response(frame: Buffer, api: int | str, version: int, *, schemas: Schemas | None = None) -> Response:
     """Decode a response frame (after the size prefix) to a request of ``api`` at ``version``."""
     s = _schemas(schemas)
     api_key = s.api_key(api)
@@ -189,5 +216,4 @@ def decode_response(frame: Buffer, api: int | str, version: int, *, schemas: Sch
     header, off = plan.header.decode(frame, 0)
     body, off = plan.body.decode(frame, off)
     _trailing(plan.spec, version, frame, off)
-    return Response(api_key, plan.spec.api_name, version, header["CorrelationId"], body, plan.header_version,
-                    header)
+    return Response(api_key, plan.spec.api_name, version, header["CorrelationId"], body, plan.header_version, header)

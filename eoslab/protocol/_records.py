@@ -23,8 +23,14 @@ from dataclasses import dataclass
 
 from eoslab.protocol._errors import ProtocolError
 
-__all__ = ["Compression", "ControlType", "RecordBatchHeader", "TimestampType", "iter_record_batches",
-           "parse_record_batches"]
+__all__ = [
+    "Compression",
+    "ControlType",
+    "RecordBatchHeader",
+    "TimestampType",
+    "iter_record_batches",
+    "parse_record_batches",
+]
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = _HEADER.size  # 61
@@ -147,8 +153,9 @@ def _control(buf: bytes, off: int, end: int) -> tuple[ControlType | int | None, 
         return None, None
 
 
-def iter_record_batches(records: bytes | bytearray | memoryview | None, *, allow_partial: bool = False
-                        ) -> Iterator[RecordBatchHeader]:
+def iter_record_batches(
+    records: bytes | bytearray | memoryview | None, *, allow_partial: bool = False
+) -> Iterator[RecordBatchHeader]:
     """Yield the header of each batch. A truncated last batch raises, unless ``allow_partial``
     (fetch responses may end with a partial batch), which stops there instead."""
     if not records:
@@ -159,32 +166,59 @@ def iter_record_batches(records: bytes | bytearray | memoryview | None, *, allow
         if n - off < HEADER_SIZE:
             if allow_partial:
                 return
-            raise ProtocolError(f"a record batch at byte {off} is truncated ({n - off} of {HEADER_SIZE} "
-                                f"header bytes).")
-        (base_offset, batch_length, leader_epoch, magic, crc, attributes, last_offset_delta, base_timestamp,
-         max_timestamp, producer_id, producer_epoch, base_sequence, record_count) = _HEADER.unpack_from(
-            buf, off)
+            raise ProtocolError(f"a record batch at byte {off} is truncated ({n - off} of {HEADER_SIZE} header bytes).")
+        (
+            base_offset,
+            batch_length,
+            leader_epoch,
+            magic,
+            crc,
+            attributes,
+            last_offset_delta,
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            record_count,
+        ) = _HEADER.unpack_from(buf, off)
         if magic != 2:
-            raise ProtocolError(
-                f"the record batch at byte {off} has magic {magic}; only v2 batches are parsed.")
+            raise ProtocolError(f"the record batch at byte {off} has magic {magic}; only v2 batches are parsed.")
         end = off + _LOG_OVERHEAD + batch_length
         if batch_length < HEADER_SIZE - _LOG_OVERHEAD or end > n:
             if allow_partial and batch_length >= HEADER_SIZE - _LOG_OVERHEAD:
                 return
-            raise ProtocolError(f"the record batch at byte {off} claims {batch_length} bytes after its "
-                                f"length, but {n - off - _LOG_OVERHEAD} remain.")
+            raise ProtocolError(
+                f"the record batch at byte {off} claims {batch_length} bytes after its "
+                f"length, but {n - off - _LOG_OVERHEAD} remain."
+            )
         control: ControlType | int | None = None
         epoch = None
         if attributes & 0x20 and attributes & 0x07 == 0 and record_count > 0:
             control, epoch = _control(buf, off + HEADER_SIZE, end)
         yield RecordBatchHeader(
-            off, base_offset, batch_length, leader_epoch, magic, crc, attributes, last_offset_delta,
-            base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, record_count,
-            control, epoch)
+            off,
+            base_offset,
+            batch_length,
+            leader_epoch,
+            magic,
+            crc,
+            attributes,
+            last_offset_delta,
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            record_count,
+            control,
+            epoch,
+        )
         off = end
 
 
-def parse_record_batches(records: bytes | bytearray | memoryview | None, *, allow_partial: bool = False
-                         ) -> list[RecordBatchHeader]:
+def parse_record_batches(
+    records: bytes | bytearray | memoryview | None, *, allow_partial: bool = False
+) -> list[RecordBatchHeader]:
     """The headers of every v2 batch in a ``records`` value (``None``/empty gives ``[]``)."""
     return list(iter_record_batches(records, allow_partial=allow_partial))

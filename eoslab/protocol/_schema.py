@@ -23,8 +23,7 @@ __all__ = ["FieldSpec", "MessageSpec", "Schemas", "Versions", "load_schemas", "p
 
 _SHORT_MAX = 0x7FFF
 PRIMITIVE_TYPES = frozenset(
-    {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64",
-     "string", "bytes", "records", "uuid"}
+    {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "string", "bytes", "records", "uuid"}
 )
 _MESSAGE_DIR = "common/message/"
 
@@ -349,8 +348,9 @@ def schemas_from_texts(texts: Mapping[str, str], source: str) -> Schemas:
         if header not in by_name:
             raise SchemaError(f"{source} has no {header}.json under {_MESSAGE_DIR}.")
     if set(requests) != set(responses):
-        raise SchemaError(f"{source}: api keys without both a request and a response: "
-                          f"{sorted(set(requests) ^ set(responses))}.")
+        raise SchemaError(
+            f"{source}: api keys without both a request and a response: {sorted(set(requests) ^ set(responses))}."
+        )
     return Schemas(source, requests, responses, by_name["RequestHeader"], by_name["ResponseHeader"], by_name)
 
 
@@ -364,10 +364,9 @@ def _load_cached(jar_path: str) -> Schemas:
     try:
         with zipfile.ZipFile(jar_path) as jar:
             texts = {
-                name[len(_MESSAGE_DIR):]: jar.read(name).decode("utf-8")
+                name[len(_MESSAGE_DIR) :]: jar.read(name).decode("utf-8")
                 for name in jar.namelist()
-                if name.startswith(_MESSAGE_DIR) and name.endswith(".json")
-                and "/" not in name[len(_MESSAGE_DIR):]
+                if name.startswith(_MESSAGE_DIR) and name.endswith(".json") and "/" not in name[len(_MESSAGE_DIR) :]
             }
     except (OSError, zipfile.BadZipFile, UnicodeDecodeError) as e:
         raise SchemaError(f"cannot read the message definitions from {jar_path}: {e}.") from None

@@ -18,8 +18,16 @@ Buffer = bytes | bytearray | memoryview
 Reader = Callable[[Buffer, int], tuple[Any, int]]
 Writer = Callable[[Any, list], None]
 
-FIXED = {"bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I",
-         "int64": "q", "float64": "d"}
+FIXED = {
+    "bool": "?",
+    "int8": "b",
+    "int16": "h",
+    "uint16": "H",
+    "int32": "i",
+    "uint32": "I",
+    "int64": "q",
+    "float64": "d",
+}
 _I16, _I32 = struct.Struct(">h"), struct.Struct(">i")
 MISSING: Any = object()
 ZERO_UUID = uuid.UUID(int=0)
@@ -31,7 +39,13 @@ class Malformed(ValueError):
 
 # Errors a handler may hit on bad input; structs wrap them (never let them leak out).
 LOW_LEVEL_ERRORS: tuple[type[BaseException], ...] = (
-    struct.error, IndexError, ValueError, TypeError, OverflowError, AttributeError, KeyError,
+    struct.error,
+    IndexError,
+    ValueError,
+    TypeError,
+    OverflowError,
+    AttributeError,
+    KeyError,
 )
 
 
@@ -206,8 +220,7 @@ def bytes_(compact: bool, nullable: bool) -> tuple[Reader, Writer]:
     return read, write
 
 
-def array(compact: bool, nullable: bool, elem_type: str, elem_codec: tuple[Reader, Writer]
-          ) -> tuple[Reader, Writer]:
+def array(compact: bool, nullable: bool, elem_type: str, elem_codec: tuple[Reader, Writer]) -> tuple[Reader, Writer]:
     unpack_len = _I32.unpack_from
     prefix = _length_prefix(compact, True)
     read_elem, write_elem = elem_codec

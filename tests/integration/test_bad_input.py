@@ -20,8 +20,9 @@ pytestmark = pytest.mark.cluster
 
 def eoslab(*args, env=None, timeout=120):
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "eoslab.cli", *args], capture_output=True, text=True,
-                          env=full_env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "eoslab.cli", *args], capture_output=True, text=True, env=full_env, timeout=timeout
+    )
 
 
 def _one_sentence(proc):
@@ -82,8 +83,13 @@ def test_no_maven_and_no_kafka_home(cluster, tmp_path):
     bindir.mkdir()
     java = psutil.Process(cluster.status()[0].pid).exe()
     (bindir / "java").symlink_to(java)
-    env = {"EOSLAB_DATA": str(tmp_path / "d"), "EOSLAB_CACHE": str(tmp_path / "cache"), "KAFKA_HOME": "",
-           "PATH": f"{bindir}:{os.path.dirname(sys.executable)}", "JAVA_HOME": ""}
+    env = {
+        "EOSLAB_DATA": str(tmp_path / "d"),
+        "EOSLAB_CACHE": str(tmp_path / "cache"),
+        "KAFKA_HOME": "",
+        "PATH": f"{bindir}:{os.path.dirname(sys.executable)}",
+        "JAVA_HOME": "",
+    }
     err = _one_sentence(eoslab("setup", env=env))
     assert "Maven (`mvn`) is needed" in err and "KAFKA_HOME" in err
 

@@ -20,8 +20,6 @@ from eoslab.faults import Proxy, demo_producer_config
 pytestmark = pytest.mark.cluster
 
 
-
-
 def _high_watermark(cluster, topic: str, partition: int = 0) -> int:
     c = Consumer({"bootstrap.servers": cluster.bootstrap_servers(), "group.id": f"hw-{uuid.uuid4().hex[:6]}"})
     try:

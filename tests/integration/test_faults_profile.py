@@ -17,16 +17,16 @@ from eoslab.faults import Proxy, demo_producer_config
 pytestmark = pytest.mark.cluster
 
 
-
-
 def _producer(cluster, topic: str, cid: str, **conf) -> Producer:
     cluster.admin.create_topic(topic, partitions=1)
     return Producer(demo_producer_config(cluster.bootstrap_servers(proxied=True), cid, **conf))
 
 
 def _produce_times(proxy: Proxy, cid: str) -> list[tuple[float, int, int]]:
-    return [(r["time"], r["request"]["items"][0]["base_sequence"], r["request"]["items"][0]["producer_epoch"])
-            for r in proxy.trace(client_id=cid, api="Produce")]
+    return [
+        (r["time"], r["request"]["items"][0]["base_sequence"], r["request"]["items"][0]["producer_epoch"])
+        for r in proxy.trace(client_id=cid, api="Produce")
+    ]
 
 
 def test_lost_ack_is_resent_after_socket_timeout_on_a_new_connection(cluster, proxy, topic_name):

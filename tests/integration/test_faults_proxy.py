@@ -21,8 +21,6 @@ from eoslab.topology import Topology
 pytestmark = pytest.mark.cluster
 
 
-
-
 def _cid(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
@@ -44,8 +42,9 @@ def test_raw_init_producer_id_goes_to_the_chosen_broker_and_is_traced(proxy):
     for broker in (2, 3):
         deadline = time.monotonic() + 15
         while True:
-            answer = proxy.request(broker, "InitProducerId", {"TransactionalId": None,
-                                                              "TransactionTimeoutMs": 60000}, client_id=cid)
+            answer = proxy.request(
+                broker, "InitProducerId", {"TransactionalId": None, "TransactionTimeoutMs": 60000}, client_id=cid
+            )
             if answer["ErrorCode"] != 14 or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
@@ -66,8 +65,12 @@ def test_garbage_and_unknown_api_keys_are_forwarded_and_the_proxy_keeps_serving(
     port = cluster.topology.broker(1).proxy_front_port
     unknown = struct.pack(">hhih", 999, 0, 7, len(cid)) + cid.encode()
     bad_produce = struct.pack(">hhih", 0, 9, 8, len(cid)) + cid.encode() + b"\x00" * 3
-    for payload in (b"\xff\xff\xff\xffnot kafka at all", struct.pack(">i", len(unknown)) + unknown,
-                    struct.pack(">i", len(bad_produce)) + bad_produce, b"\x00\x00\x00\x02\x00\x01"):
+    for payload in (
+        b"\xff\xff\xff\xffnot kafka at all",
+        struct.pack(">i", len(unknown)) + unknown,
+        struct.pack(">i", len(bad_produce)) + bad_produce,
+        b"\x00\x00\x00\x02\x00\x01",
+    ):
         with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
             s.sendall(payload)
             s.shutdown(socket.SHUT_WR)
@@ -79,20 +82,29 @@ def test_garbage_and_unknown_api_keys_are_forwarded_and_the_proxy_keeps_serving(
     assert any(api == "(garbage)" and "too short for a request header" in note for api, note in notes)
     assert any(api == "(api key 999)" for api, _ in notes)
     assert any(r["api"] == "Produce" and "not decoded" in r["note"] for r in rows if r["client_id"] == cid)
-    answer = proxy.request(1, "ApiVersions", {"ClientSoftwareName": "t", "ClientSoftwareVersion": "0"},
-                           client_id=_cid("after-garbage"))
+    answer = proxy.request(
+        1, "ApiVersions", {"ClientSoftwareName": "t", "ClientSoftwareVersion": "0"}, client_id=_cid("after-garbage")
+    )
     assert answer["ErrorCode"] == 0
     assert proxy.health()["pid"]
 
 
 def test_delayed_response_keeps_the_order_of_the_connection(cluster, proxy):
     cid = _cid("delay")
-    frames = [protocol.encode_request("ApiVersions", 3, 1, cid, {"ClientSoftwareName": "t",
-                                                                 "ClientSoftwareVersion": "0"}),
-              protocol.encode_request("Metadata", 12, 2, cid, {"Topics": [], "AllowAutoTopicCreation": False,
-                                                              "IncludeTopicAuthorizedOperations": False})]
-    with proxy.delay_response(1.0, api="ApiVersions", client_id=cid), \
-            socket.create_connection(("127.0.0.1", cluster.topology.broker(1).proxy_front_port), timeout=10) as s:
+    frames = [
+        protocol.encode_request("ApiVersions", 3, 1, cid, {"ClientSoftwareName": "t", "ClientSoftwareVersion": "0"}),
+        protocol.encode_request(
+            "Metadata",
+            12,
+            2,
+            cid,
+            {"Topics": [], "AllowAutoTopicCreation": False, "IncludeTopicAuthorizedOperations": False},
+        ),
+    ]
+    with (
+        proxy.delay_response(1.0, api="ApiVersions", client_id=cid),
+        socket.create_connection(("127.0.0.1", cluster.topology.broker(1).proxy_front_port), timeout=10) as s,
+    ):
         t0 = time.monotonic()
         s.sendall(b"".join(frames))
         order = []
@@ -131,8 +143,11 @@ def test_cut_on_a_request_and_cut_now(proxy):
     with proxy.cut_on(api="Metadata", client_id=cid):
         with protocol.KafkaConnection("127.0.0.1", port, cid, timeout=5) as conn:
             with pytest.raises(KafkaConnectionError):
-                conn.request("Metadata", 12, {"Topics": [], "AllowAutoTopicCreation": False,
-                                              "IncludeTopicAuthorizedOperations": False})
+                conn.request(
+                    "Metadata",
+                    12,
+                    {"Topics": [], "AllowAutoTopicCreation": False, "IncludeTopicAuthorizedOperations": False},
+                )
     with protocol.KafkaConnection("127.0.0.1", port, cid, timeout=5) as conn:
         conn.api_versions()
         assert proxy.cut(client_id=cid) == 1
@@ -142,11 +157,13 @@ def test_cut_on_a_request_and_cut_now(proxy):
     assert "connection cut by proxy" in fates
 
 
-
 def test_unreachable_broker_closes_the_client_socket_at_once():
     """An engine whose brokers' proxied ports nobody listens on: the client must see EOF at once."""
-    topo = next(t for t in (Topology(port_offset=o) for o in range(7300, 9000, 100))
-                if all(is_free(p) for b in t.brokers for p in (b.proxied_port, b.proxy_front_port)))
+    topo = next(
+        t
+        for t in (Topology(port_offset=o) for o in range(7300, 9000, 100))
+        if all(is_free(p) for b in t.brokers for p in (b.proxied_port, b.proxy_front_port))
+    )
     loop = asyncio.new_event_loop()
     engine = ProxyEngine(topo)
     loop.run_until_complete(engine.start())
@@ -170,9 +187,22 @@ def test_java_client_topic_ids_are_named_from_relayed_metadata(cluster, proxy, t
     """Java 4.x producers send Produce v13 with a TopicId only; the trace still names the topic."""
     cluster.admin.create_topic(topic_name, partitions=1)
     cid = _cid("java")
-    cluster.tool("producer-perf-test", "--topic", topic_name, "--num-records", "20", "--record-size", "10",
-                 "--throughput", "-1", "--producer-props", f"bootstrap.servers={cluster.bootstrap_servers(True)}",
-                 f"client.id={cid}", "acks=all", "enable.idempotence=true")
+    cluster.tool(
+        "producer-perf-test",
+        "--topic",
+        topic_name,
+        "--num-records",
+        "20",
+        "--record-size",
+        "10",
+        "--throughput",
+        "-1",
+        "--producer-props",
+        f"bootstrap.servers={cluster.bootstrap_servers(True)}",
+        f"client.id={cid}",
+        "acks=all",
+        "enable.idempotence=true",
+    )
     produce = proxy.trace(client_id=cid, api="Produce")
     assert produce and all(r["version"] == 13 for r in produce)
     items = [i for r in produce for i in r["request"]["items"]]

@@ -31,8 +31,6 @@ from eoslab.faults import FaultRuleError, demo_producer_config
 pytestmark = pytest.mark.cluster
 
 
-
-
 def _hw(cluster, topic: str) -> int:
     c = Consumer({"bootstrap.servers": cluster.bootstrap_servers(), "group.id": f"hw-{uuid.uuid4().hex[:6]}"})
     try:
@@ -89,8 +87,10 @@ def test_replay_from_an_older_epoch_is_rejected(cluster, proxy, topic_name):
     with proxy.drop_response(api="Produce", client_id=cid):
         assert _send(producer, topic_name) == [("_MSG_TIMED_OUT", None)]  # ...although it IS on disk, offset 1
     assert _send(producer, topic_name) == [(None, 2)]
-    epochs = [(r["request"]["items"][0]["producer_epoch"], r["request"]["items"][0]["base_sequence"])
-              for r in proxy.trace(client_id=cid).where(api="Produce")]
+    epochs = [
+        (r["request"]["items"][0]["producer_epoch"], r["request"]["items"][0]["base_sequence"])
+        for r in proxy.trace(client_id=cid).where(api="Produce")
+    ]
     assert epochs == [(0, 0), (0, 1), (1, 0)]  # KIP-360: same producer id, epoch + 1, sequence back to 0
     answer = proxy.replay(client_id=cid, topic=topic_name, partition=0, producer_epoch=0, base_sequence=0)
     item = answer["response"]["items"][0]

@@ -17,8 +17,15 @@ def run_transaction(cluster, topic: str, client_id: str, group: str) -> None:
     cluster.admin.create_topic(topic, partitions=2)
     bootstrap = cluster.bootstrap_servers(proxied=True)
     producer = Producer(demo_producer_config(bootstrap, client_id, **{"transactional.id": f"{client_id}-txn"}))
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "client.id": f"{client_id}-in",
-                         "enable.auto.commit": False, "isolation.level": "read_committed"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "client.id": f"{client_id}-in",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
     try:
         producer.init_transactions(30)
         producer.begin_transaction()
@@ -38,8 +45,15 @@ def test_transaction_trace_shows_every_eos_request(cluster, topic_name):
     rows = proxy.trace(client_id=cid)
     eos = [r for r in rows if r["api"] != "Metadata" and r["api"] != "ApiVersions"]
     apis = [r["api"] for r in eos]
-    for api in ("FindCoordinator", "InitProducerId", "AddPartitionsToTxn", "Produce", "AddOffsetsToTxn",
-                "TxnOffsetCommit", "EndTxn"):
+    for api in (
+        "FindCoordinator",
+        "InitProducerId",
+        "AddPartitionsToTxn",
+        "Produce",
+        "AddOffsetsToTxn",
+        "TxnOffsetCommit",
+        "EndTxn",
+    ):
         assert api in apis, apis
     assert apis.index("InitProducerId") < apis.index("AddPartitionsToTxn") < apis.index("EndTxn")
     assert all(r["response"]["error"] == "NONE" for r in eos if r["api"] not in ("FindCoordinator",)), eos
@@ -47,12 +61,15 @@ def test_transaction_trace_shows_every_eos_request(cluster, topic_name):
     pid, epoch = init["response"]["producer_id"], init["response"]["producer_epoch"]
     produce_items = [i for r in eos if r["api"] == "Produce" for i in r["request"]["items"]]
     assert {(i["partition"], i["producer_id"], i["producer_epoch"], i["transactional"]) for i in produce_items} == {
-        (0, pid, epoch, True), (1, pid, epoch, True)}
+        (0, pid, epoch, True),
+        (1, pid, epoch, True),
+    }
     added = next(r for r in eos if r["api"] == "AddPartitionsToTxn")
     assert {(i["topic"], i["partition"]) for i in added["request"]["items"]} == {(topic_name, 0), (topic_name, 1)}
     assert next(r for r in eos if r["api"] == "AddOffsetsToTxn")["request"]["group_id"] == f"{cid}-group"
     assert next(r for r in eos if r["api"] == "TxnOffsetCommit")["request"]["items"] == [
-        {"topic": topic_name, "partition": 0, "offset": 1}]
+        {"topic": topic_name, "partition": 0, "offset": 1}
+    ]
     end = next(r for r in eos if r["api"] == "EndTxn")
     assert end["request"]["committed"] is True and end["version"] <= 1  # librdkafka: the original protocol
     diagram = rows.mermaid()
@@ -66,8 +83,9 @@ def test_acks_zero_produce_has_no_response_in_the_trace(cluster, topic_name):
     proxy = Proxy(cluster.topology)
     cluster.admin.create_topic(topic_name, partitions=1)
     cid = f"acks0-{uuid.uuid4().hex[:8]}"
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers(proxied=True), "client.id": cid,
-                         "acks": 0, "linger.ms": 0})
+    producer = Producer(
+        {"bootstrap.servers": cluster.bootstrap_servers(proxied=True), "client.id": cid, "acks": 0, "linger.ms": 0}
+    )
     producer.produce(topic_name, b"fire and forget")
     assert producer.flush(30) == 0
     (row,) = proxy.trace(client_id=cid, api="Produce")

@@ -34,8 +34,11 @@ def test_frozen_zombie_is_fenced_by_its_successor(cluster, proxy, topic_name):
         assert zombie.call("produce", topic=topic_name, value="from the zombie")["ok"]
         assert zombie.call("flush")["ok"]
         zombie.freeze()
-        wait_until(lambda: psutil.Process(zombie.pid).status() == psutil.STATUS_STOPPED, timeout=5,
-                   what="the zombie to stop (SIGSTOP)")
+        wait_until(
+            lambda: psutil.Process(zombie.pid).status() == psutil.STATUS_STOPPED,
+            timeout=5,
+            what="the zombie to stop (SIGSTOP)",
+        )
 
         successor = Producer(demo_producer_config(bootstrap, sid, **{"transactional.id": txn_id}))
         successor.init_transactions(30)  # bumps the epoch: the zombie's open transaction is aborted
@@ -63,4 +66,5 @@ def test_frozen_zombie_is_fenced_by_its_successor(cluster, proxy, topic_name):
     # librdkafka turns that into its fatal _FENCED.
     end = proxy.trace(client_id=zid, api="EndTxn")
     assert [(r["request"]["producer_epoch"], r["response"]["error"]) for r in end] == [
-        (zinit["producer_epoch"], "INVALID_PRODUCER_EPOCH")]
+        (zinit["producer_epoch"], "INVALID_PRODUCER_EPOCH")
+    ]

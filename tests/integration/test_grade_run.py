@@ -41,8 +41,24 @@ def test_class_gradebook_with_rerun_survives_a_broken_notebook(tmp_path):
     bo = tmp_path / "bo"
     bo.mkdir()
     (bo / "lab99_sample.ipynb").write_text("{ this is not a notebook")
-    proc = subprocess.run([sys.executable, "-m", "eoslab.cli", "grade", "--class", str(tmp_path), "--rerun",
-                           "--limit", "120", "--cell-timeout", "5"], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "eoslab.cli",
+            "grade",
+            "--class",
+            str(tmp_path),
+            "--rerun",
+            "--limit",
+            "120",
+            "--cell-timeout",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     book = (tmp_path / "gradebook.csv").read_text().splitlines()
     assert book[0].startswith("learner,notebook,score")

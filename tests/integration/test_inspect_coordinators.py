@@ -18,8 +18,11 @@ _ALPHABET = "abcXYZ019-_.é日本\U0001f600"
 
 def _random_ids(n: int, seed: int) -> list[str]:
     rnd = random.Random(seed)
-    return [f"eos-{uuid.UUID(int=rnd.getrandbits(128)).hex[:8]}-"
-            + "".join(rnd.choice(_ALPHABET) for _ in range(rnd.randint(0, 12))) for _ in range(n)]
+    return [
+        f"eos-{uuid.UUID(int=rnd.getrandbits(128)).hex[:8]}-"
+        + "".join(rnd.choice(_ALPHABET) for _ in range(rnd.randint(0, 12)))
+        for _ in range(n)
+    ]
 
 
 @pytest.fixture

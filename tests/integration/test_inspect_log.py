@@ -29,26 +29,39 @@ def dropped(cluster, topic_name):
 
 def _produce(producer: Producer, topic: str, n: int, partition: int = 0) -> None:
     for i in range(n):
-        producer.produce(topic, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=partition,
-                         headers=[("trace", b"1")])
+        producer.produce(
+            topic, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=partition, headers=[("trace", b"1")]
+        )
     assert producer.flush(30) == 0
 
 
 def test_idempotent_batches_carry_pid_epoch_and_sequence_non_idempotent_carry_minus_one(cluster, topic):
     bs = cluster.bootstrap_servers()
-    idem = ins.ObservedProducer({"bootstrap.servers": bs, "enable.idempotence": True,  # PID + sequences
-                                 "linger.ms": 50})  # the 3 records travel in one batch
+    idem = ins.ObservedProducer(
+        {
+            "bootstrap.servers": bs,
+            "enable.idempotence": True,  # PID + sequences
+            "linger.ms": 50,
+        }
+    )  # the 3 records travel in one batch
     _produce(idem, topic, 3)
     _produce(idem, topic, 2)
     pid = idem.eos().producer_id
     assert pid >= 0
-    plain = Producer({"bootstrap.servers": bs, "enable.idempotence": False,  # librdkafka's default, made explicit
-                      "acks": "all", "linger.ms": 50})
+    plain = Producer(
+        {
+            "bootstrap.servers": bs,
+            "enable.idempotence": False,  # librdkafka's default, made explicit
+            "acks": "all",
+            "linger.ms": 50,
+        }
+    )
     _produce(plain, topic, 2)
 
     on_leader = ins.batches(cluster, topic, 0, records=True)
-    assert [(b.base_offset, b.count, b.producer_id, b.producer_epoch, b.base_sequence, b.last_sequence)
-            for b in on_leader] == [(0, 3, pid, 0, 0, 2), (3, 2, pid, 0, 3, 4), (5, 2, -1, -1, -1, -1)]
+    assert [
+        (b.base_offset, b.count, b.producer_id, b.producer_epoch, b.base_sequence, b.last_sequence) for b in on_leader
+    ] == [(0, 3, pid, 0, 0, 2), (3, 2, pid, 0, 3, 4), (5, 2, -1, -1, -1, -1)]
     assert [r.sequence for b in on_leader for r in b.records] == [0, 1, 2, 3, 4, -1, -1]
     assert not any(b.is_transactional or b.is_control for b in on_leader)
     assert on_leader[0].records[0].header_keys == ("trace",)
@@ -59,13 +72,15 @@ def test_idempotent_batches_carry_pid_epoch_and_sequence_non_idempotent_carry_mi
         return got if len(got) == 3 else None
 
     on_follower = wait_until(follower_caught_up, timeout=15, what=f"broker 3's copy of {topic}-0")
-    assert [(b.position, b.producer_id, b.base_sequence, b.size) for b in on_follower] == \
-        [(b.position, b.producer_id, b.base_sequence, b.size) for b in on_leader]
+    assert [(b.position, b.producer_id, b.base_sequence, b.size) for b in on_follower] == [
+        (b.position, b.producer_id, b.base_sequence, b.size) for b in on_leader
+    ]
 
     # The broker's in-memory producer state: only the idempotent producer, last sequence 4.
     states = ins.describe_producers(cluster, topic, 0, broker=2)
-    assert [(s.producer_id, s.producer_epoch, s.last_sequence, s.current_txn_start_offset) for s in states] == \
-        [(pid, 0, 4, None)]
+    assert [(s.producer_id, s.producer_epoch, s.last_sequence, s.current_txn_start_offset) for s in states] == [
+        (pid, 0, 4, None)
+    ]
     df = ins.records_frame(ins.batches(cluster, topic, 0, data=True))
     assert list(df.value) == ["v0", "v1", "v2", "v0", "v1", "v0", "v1"]
 
@@ -94,8 +109,7 @@ def test_producer_state_snapshot_written_on_segment_roll(cluster, dropped):
 def test_pids_that_producers_received_lie_in_granted_blocks(cluster, topic):
     bs = cluster.bootstrap_servers()
     txid = f"pid-{uuid.uuid4().hex[:8]}"
-    txn = ins.ObservedProducer({"bootstrap.servers": bs, "transactional.id": txid, "client.id": txid},
-                               debug="eos")
+    txn = ins.ObservedProducer({"bootstrap.servers": bs, "transactional.id": txid, "client.id": txid}, debug="eos")
     txn.init_transactions(30)
     idem = ins.ObservedProducer({"bootstrap.servers": bs, "enable.idempotence": True})
     _produce(idem, topic, 1)

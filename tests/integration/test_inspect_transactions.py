@@ -27,12 +27,14 @@ def two_partitions(cluster, topic_name):
 
 
 def _txn_producer(cluster, txid: str, **conf) -> ins.ObservedProducer:
-    return ins.ObservedProducer({
-        "bootstrap.servers": cluster.bootstrap_servers(),
-        "transactional.id": txid,  # implies enable.idempotence=true and acks=all
-        "client.id": txid,
-        **conf,
-    })
+    return ins.ObservedProducer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers(),
+            "transactional.id": txid,  # implies enable.idempotence=true and acks=all
+            "client.id": txid,
+            **conf,
+        }
+    )
 
 
 def test_lso_stays_behind_the_high_watermark_until_the_commit_markers(cluster, two_partitions):
@@ -52,8 +54,11 @@ def test_lso_stays_behind_the_high_watermark_until_the_commit_markers(cluster, t
     assert [(s.producer_id, s.current_txn_start_offset) for s in producers] == [(p.eos().producer_id, 0)]
 
     p.commit_transaction(30)
-    done = wait_until(lambda: (o := ins.partition_offsets(cluster, topic, 0)).open_gap == 0 and o,
-                      timeout=MARKER_WAIT, what=f"the LSO of {topic}-0 to reach the high watermark after commit")
+    done = wait_until(
+        lambda: (o := ins.partition_offsets(cluster, topic, 0)).open_gap == 0 and o,
+        timeout=MARKER_WAIT,
+        what=f"the LSO of {topic}-0 to reach the high watermark after commit",
+    )
     assert (done.high_watermark, done.last_stable) == (4, 4)  # the COMMIT marker took offset 3
 
 
@@ -78,8 +83,15 @@ def test_commit_and_abort_markers_on_disk_and_the_state_history(cluster, two_par
 
     hist = wait_until(history, timeout=MARKER_WAIT, what=f"CompleteAbort of {txid} in __transaction_state")
     # librdkafka speaks the original protocol (no KIP-890 epoch bump per transaction): one epoch throughout.
-    assert [h.state for h in hist] == ["Empty", "Ongoing", "PrepareCommit", "CompleteCommit",
-                                       "Ongoing", "PrepareAbort", "CompleteAbort"]
+    assert [h.state for h in hist] == [
+        "Empty",
+        "Ongoing",
+        "PrepareCommit",
+        "CompleteCommit",
+        "Ongoing",
+        "PrepareAbort",
+        "CompleteAbort",
+    ]
     assert {(h.producer_id, h.producer_epoch) for h in hist} == {(pid, 0)}
     assert sorted(hist[1].partitions) == [f"{topic}-0", f"{topic}-1"]
     assert hist[4].partitions == (f"{topic}-0",)
@@ -87,7 +99,11 @@ def test_commit_and_abort_markers_on_disk_and_the_state_history(cluster, two_par
 
     b0 = ins.batches(cluster, topic, 0, data=True)
     assert [(b.base_offset, b.is_transactional, b.is_control, b.marker) for b in b0] == [
-        (0, True, False, None), (1, True, True, "COMMIT"), (2, True, False, None), (3, True, True, "ABORT")]
+        (0, True, False, None),
+        (1, True, True, "COMMIT"),
+        (2, True, False, None),
+        (3, True, True, "ABORT"),
+    ]
     assert all(b.producer_id == pid and b.producer_epoch == 0 for b in b0)
     assert b0[2].records[0].value == "a0"  # aborted data stays on disk
     assert [b.base_sequence for b in b0] == [0, -1, 1, -1]  # markers carry no sequence

@@ -27,11 +27,26 @@ def record(key: bytes | None, value: bytes | None, offset_delta: int = 0) -> byt
     return varint(len(body)) + body
 
 
-def batch(records: list[bytes], *, base_offset: int = 0, attributes: int = 0, producer_id: int = -1,
-          producer_epoch: int = -1, base_sequence: int = -1, leader_epoch: int = 5) -> bytes:
-    after_crc = struct.pack(">hiqqqhii", attributes, len(records) - 1, 1_700_000_000_000, 1_700_000_000_123,
-                            producer_id, producer_epoch, base_sequence, len(records)) + b"".join(records)
+def batch(
+    records: list[bytes],
+    *,
+    base_offset: int = 0,
+    attributes: int = 0,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    leader_epoch: int = 5,
+) -> bytes:
+    after_crc = struct.pack(
+        ">hiqqqhii",
+        attributes,
+        len(records) - 1,
+        1_700_000_000_000,
+        1_700_000_000_123,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        len(records),
+    ) + b"".join(records)
     after_length = struct.pack(">ibI", leader_epoch, 2, 0xDEADBEEF) + after_crc
     return struct.pack(">qi", base_offset, len(after_length)) + after_length
-
-

@@ -38,9 +38,11 @@ def test_matrices():
 
 
 def test_parse_the_java_summary():
-    out = ("50000 records sent, 9990.0 records/sec (9.76 MB/sec), 80.1 ms avg latency, 500.0 ms max latency.\n"
-           "120000 records sent, 31612.3 records/sec (30.87 MB/sec), 52.47 ms avg latency, 611.00 ms max latency, "
-           "31 ms 50th, 201 ms 95th, 410 ms 99th, 580 ms 99.9th.\n")
+    out = (
+        "50000 records sent, 9990.0 records/sec (9.76 MB/sec), 80.1 ms avg latency, 500.0 ms max latency.\n"
+        "120000 records sent, 31612.3 records/sec (30.87 MB/sec), 52.47 ms avg latency, 611.00 ms max latency, "
+        "31 ms 50th, 201 ms 95th, 410 ms 99th, 580 ms 99.9th.\n"
+    )
     r = parse_total(out)
     assert r is not None and r.records == 120000 and r.records_per_s == pytest.approx(31612.3)
     assert r.p50_ms == 31 and r.p99_ms == 410

@@ -38,8 +38,9 @@ class StandIn:
                 req = protocol.decode_request(await r.readexactly(size), schemas=self.schemas)
                 self.received.append(size)
                 body = {"Responses": [{"Name": "t", "PartitionResponses": [{"Index": 0, "BaseOffset": 0}]}]}
-                w.write(protocol.encode_response("Produce", req.api_version, req.correlation_id, body,
-                                                 schemas=self.schemas))
+                w.write(
+                    protocol.encode_response("Produce", req.api_version, req.correlation_id, body, schemas=self.schemas)
+                )
                 await w.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
@@ -47,8 +48,11 @@ class StandIn:
 
 @pytest.fixture
 def rig(schemas: protocol.Schemas) -> Iterator[tuple[ProxyEngine, StandIn, int]]:
-    topo = next(t for t in (Topology(port_offset=o) for o in range(9100, 12000, 100))
-                if all(is_free(p) for b in t.brokers for p in (b.proxied_port, b.proxy_front_port)))
+    topo = next(
+        t
+        for t in (Topology(port_offset=o) for o in range(9100, 12000, 100))
+        if all(is_free(p) for b in t.brokers for p in (b.proxied_port, b.proxy_front_port))
+    )
     loop = asyncio.new_event_loop()
     engine, broker = ProxyEngine(topo), StandIn(schemas)
     server = loop.run_until_complete(asyncio.start_server(broker.serve, "127.0.0.1", topo.brokers[0].proxied_port))
@@ -74,8 +78,11 @@ def rig(schemas: protocol.Schemas) -> Iterator[tuple[ProxyEngine, StandIn, int]]
 
 def produce(schemas: protocol.Schemas, value_bytes: int, seq: int) -> bytes:
     records = batch([record(None, b"v" * value_bytes)], producer_id=42, producer_epoch=0, base_sequence=seq)
-    body = {"Acks": -1, "TimeoutMs": 30000,
-            "TopicData": [{"Name": "t", "PartitionData": [{"Index": 0, "Records": records}]}]}
+    body = {
+        "Acks": -1,
+        "TimeoutMs": 30000,
+        "TopicData": [{"Name": "t", "PartitionData": [{"Index": 0, "Records": records}]}],
+    }
     return protocol.encode_request("Produce", 10, seq + 1, "engine-test", body, schemas=schemas)
 
 

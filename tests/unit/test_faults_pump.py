@@ -35,8 +35,16 @@ def ids(data: bytes) -> list[int]:
     return out
 
 
-async def relay(payload: bytes, on_frame, *, chunks: list[int] | None = None, broker_pause: float = 0.0,
-                settle: float = 0.3, may_stream=None, gap: float = 0.0) -> tuple[bytes, list[int], list[float]]:
+async def relay(
+    payload: bytes,
+    on_frame,
+    *,
+    chunks: list[int] | None = None,
+    broker_pause: float = 0.0,
+    settle: float = 0.3,
+    may_stream=None,
+    gap: float = 0.0,
+) -> tuple[bytes, list[int], list[float]]:
     """Send ``payload`` through a Half pair; return what the broker got, garbage notes, arrival times."""
     loop = asyncio.get_running_loop()
     got, arrivals, garbage = bytearray(), [], []
@@ -59,7 +67,7 @@ async def relay(payload: bytes, on_frame, *, chunks: list[int] | None = None, br
     _, w = await asyncio.open_connection("127.0.0.1", front.sockets[0].getsockname()[1])
     pos = 0
     for n in chunks or [len(payload)]:
-        w.write(payload[pos:pos + n])
+        w.write(payload[pos : pos + n])
         await w.drain()
         await asyncio.sleep(gap)
         pos += n
@@ -104,24 +112,27 @@ def test_a_slow_broker_gets_every_byte_intact(monkeypatch, keeps_views):
 
 def test_dropped_frames_vanish_and_the_rest_flow():
     payload = b"".join(frame(i, 50 + i) for i in range(20))
-    got, _, _ = run(relay(payload, lambda f, s: Act(forward=False) if struct.unpack_from(">i", f, 4)[0] % 3 == 0
-                          else None))
+    got, _, _ = run(
+        relay(payload, lambda f, s: Act(forward=False) if struct.unpack_from(">i", f, 4)[0] % 3 == 0 else None)
+    )
     assert ids(got) == [i for i in range(20) if i % 3]
 
 
 def test_a_delayed_frame_holds_the_frames_behind_it():
     payload = frame(1, 40) + frame(2, 40) + frame(3, 40)
     t0 = time.monotonic()
-    got, _, arrivals = run(relay(payload, lambda f, s: Act(delay_s=0.4) if struct.unpack_from(">i", f, 4)[0] == 2
-                                 else None, settle=0.8))
+    got, _, arrivals = run(
+        relay(payload, lambda f, s: Act(delay_s=0.4) if struct.unpack_from(">i", f, 4)[0] == 2 else None, settle=0.8)
+    )
     assert ids(got) == [1, 2, 3]  # order kept
     assert arrivals[0] - t0 < 0.3 and arrivals[-1] - t0 >= 0.4  # 1 at once; 2 and 3 only after the delay
 
 
 def test_close_after_a_frame_ends_the_connection():
     payload = frame(1, 10) + frame(2, 10) + frame(3, 10)
-    got, _, _ = run(relay(payload, lambda f, s: Act(forward=True, close=True) if struct.unpack_from(">i", f, 4)[0] == 2
-                          else None))
+    got, _, _ = run(
+        relay(payload, lambda f, s: Act(forward=True, close=True) if struct.unpack_from(">i", f, 4)[0] == 2 else None)
+    )
     assert ids(got) == [1, 2]
 
 
@@ -140,8 +151,15 @@ def test_cut_through_only_when_allowed(stream):
     payload = frame(1, 2 * BUFFER) + frame(2, 100)
     seen: list[tuple[int, bool]] = []
     t0 = time.monotonic()
-    got, _, arrivals = run(relay(payload, lambda f, s: seen.append((struct.unpack_from(">i", f, 4)[0], s)),
-                                 chunks=[BUFFER // 2] * 3, gap=0.3, may_stream=(lambda head: True) if stream else None))
+    got, _, arrivals = run(
+        relay(
+            payload,
+            lambda f, s: seen.append((struct.unpack_from(">i", f, 4)[0], s)),
+            chunks=[BUFFER // 2] * 3,
+            gap=0.3,
+            may_stream=(lambda head: True) if stream else None,
+        )
+    )
     assert got == payload
     assert seen == [(1, stream), (2, False)]  # observed whole either way; only the big one was streamed
     first = arrivals[0] - t0

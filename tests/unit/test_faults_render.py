@@ -29,8 +29,16 @@ def test_mermaid_of_a_transaction_names_participants_and_every_eos_step(txn):
     assert lines[0] == "sequenceDiagram"
     assert lines[1].startswith("    participant C1 as rec-txn-")
     assert any(ln.strip().startswith("participant B1 as Broker 1") for ln in lines)
-    for step in ("FindCoordinator", "InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "TxnOffsetCommit",
-                 "EndTxn", "COMMIT", " txn"):
+    for step in (
+        "FindCoordinator",
+        "InitProducerId",
+        "AddPartitionsToTxn",
+        "AddOffsetsToTxn",
+        "TxnOffsetCommit",
+        "EndTxn",
+        "COMMIT",
+        " txn",
+    ):
         assert step in diagram, step
     assert "Metadata" not in diagram and "ApiVersions" not in diagram  # EOS APIs only by default
     assert "Metadata" in txn.mermaid(all_apis=True)

@@ -7,10 +7,14 @@ import pytest
 from eoslab.faults import FaultRuleError, RuleSpec
 from eoslab.faults._rules import RuleBook, facts_from
 
-PRODUCE = {"transactional_id": None, "acks": -1, "items": [
-    {"topic": "demo", "partition": 0, "producer_id": 7, "producer_epoch": 0, "base_sequence": 0},
-    {"topic": "demo", "partition": 1, "producer_id": 7, "producer_epoch": 0, "base_sequence": 5},
-]}
+PRODUCE = {
+    "transactional_id": None,
+    "acks": -1,
+    "items": [
+        {"topic": "demo", "partition": 0, "producer_id": 7, "producer_epoch": 0, "base_sequence": 0},
+        {"topic": "demo", "partition": 1, "producer_id": 7, "producer_epoch": 0, "base_sequence": 5},
+    ],
+}
 
 
 def facts(api="Produce", client_id="c1", broker=1, summary=PRODUCE):
@@ -70,12 +74,15 @@ def test_clear_is_scoped_by_client_id():
     assert book.clear() == 2 and len(book) == 0
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"action": "explode"}, "Unknown fault action"),
-    ({"action": "cut", "nth": 0}, "nth=0"),
-    ({"action": "cut", "times": 0}, "times=0"),
-    ({"action": "delay_response"}, "delay_s > 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"action": "explode"}, "Unknown fault action"),
+        ({"action": "cut", "nth": 0}, "nth=0"),
+        ({"action": "cut", "times": 0}, "times=0"),
+        ({"action": "delay_response"}, "delay_s > 0"),
+    ],
+)
 def test_bad_rules_are_refused_with_a_sentence(kwargs, message):
     with pytest.raises(FaultRuleError, match=message):
         RuleSpec(**kwargs)

@@ -24,9 +24,19 @@ def test_unclosed_region_is_a_sentence():
 
 
 def test_lab_strips_outputs_keeps_ids_and_grade_metadata():
-    nb = {"cells": [{"cell_type": "code", "id": "c1", "metadata": {"eoslab": {"grade": {"task": "t1"}}},
-                     "source": "### BEGIN SOLUTION\na=1\n### END SOLUTION", "outputs": [{"x": 1}],
-                     "execution_count": 3}], "metadata": {}}
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": "c1",
+                "metadata": {"eoslab": {"grade": {"task": "t1"}}},
+                "source": "### BEGIN SOLUTION\na=1\n### END SOLUTION",
+                "outputs": [{"x": 1}],
+                "execution_count": 3,
+            }
+        ],
+        "metadata": {},
+    }
     lab = lab_from_solution(nb)
     cell = lab["cells"][0]
     assert cell["outputs"] == [] and cell["execution_count"] is None
@@ -34,14 +44,16 @@ def test_lab_strips_outputs_keeps_ids_and_grade_metadata():
     assert nb["cells"][0]["outputs"] == [{"x": 1}]  # the solution is not modified
 
 
-NB = {"cells": [
-    {"cell_type": "code", "id": "a", "metadata": {"eoslab": {"grade": {"task": "t1", "points": 2}}}, "source": ""},
-    {"cell_type": "code", "id": "b", "metadata": {"eoslab": {"grade": {"task": "t2"}}}, "source": ""},
-    {"cell_type": "code", "id": "c", "metadata": {"eoslab": {"grade": {"task": "t3"}}}, "source": ""},
-    {"cell_type": "code", "id": "d", "metadata": {"eoslab": {"grade": {"task": "t4"}}}, "source": ""},
-    {"cell_type": "code", "id": "e", "metadata": {"eoslab": {"grade": {"task": "t5"}}}, "source": ""},
-    {"cell_type": "code", "id": "x", "metadata": {}, "source": ""},
-]}
+NB = {
+    "cells": [
+        {"cell_type": "code", "id": "a", "metadata": {"eoslab": {"grade": {"task": "t1", "points": 2}}}, "source": ""},
+        {"cell_type": "code", "id": "b", "metadata": {"eoslab": {"grade": {"task": "t2"}}}, "source": ""},
+        {"cell_type": "code", "id": "c", "metadata": {"eoslab": {"grade": {"task": "t3"}}}, "source": ""},
+        {"cell_type": "code", "id": "d", "metadata": {"eoslab": {"grade": {"task": "t4"}}}, "source": ""},
+        {"cell_type": "code", "id": "e", "metadata": {"eoslab": {"grade": {"task": "t5"}}}, "source": ""},
+        {"cell_type": "code", "id": "x", "metadata": {}, "source": ""},
+    ]
+}
 
 
 def _out(cell_id, outcome="passed", timeout=False, xfail=False, tail=""):
@@ -49,11 +61,20 @@ def _out(cell_id, outcome="passed", timeout=False, xfail=False, tail=""):
 
 
 def test_score_counts_timeouts_xfails_and_missing_verdicts_as_failed():
-    outcomes = [_out("a"), _out("b", "failed", tail="CheckFailed: t2: saw 1"), _out("c", "failed", timeout=True),
-                _out("d", "skipped", xfail=True), _out("e"), _out("x", "failed", tail="ZeroDivisionError")]
-    verdicts = [{"task": "t1", "passed": True, "message": "ok"}, {"task": "t2", "passed": False, "message": "saw 1"},
-                {"task": "t3", "passed": True, "message": "would have passed"},
-                {"task": "t4", "passed": True, "message": "stale"}]
+    outcomes = [
+        _out("a"),
+        _out("b", "failed", tail="CheckFailed: t2: saw 1"),
+        _out("c", "failed", timeout=True),
+        _out("d", "skipped", xfail=True),
+        _out("e"),
+        _out("x", "failed", tail="ZeroDivisionError"),
+    ]
+    verdicts = [
+        {"task": "t1", "passed": True, "message": "ok"},
+        {"task": "t2", "passed": False, "message": "saw 1"},
+        {"task": "t3", "passed": True, "message": "would have passed"},
+        {"task": "t4", "passed": True, "message": "stale"},
+    ]
     tasks, others = score(NB, outcomes, verdicts, cell_timeout=7)
     got = {t.task: (t.passed, t.points) for t in tasks}
     assert got == {"t1": (True, 2.0), "t2": (False, 0.0), "t3": (False, 0.0), "t4": (False, 0.0), "t5": (False, 0.0)}
@@ -87,8 +108,14 @@ def test_gradebook_from_reports(tmp_path):
     for learner, pts in (("ana", 2.0), ("bo", 0.0)):
         d = tmp_path / learner
         d.mkdir()
-        report = {"notebook": "lab01.ipynb", "score": pts, "max_score": 2.0, "sha256": "ab" * 32,
-                  "graded_at": "now", "tasks": [{"task": "t1", "max_points": 2.0, "points": pts}]}
+        report = {
+            "notebook": "lab01.ipynb",
+            "score": pts,
+            "max_score": 2.0,
+            "sha256": "ab" * 32,
+            "graded_at": "now",
+            "tasks": [{"task": "t1", "max_points": 2.0, "points": pts}],
+        }
         (d / "lab01.report.json").write_text(json.dumps(report))
     (tmp_path / "cy").mkdir()
     rows = collect(tmp_path)

@@ -21,8 +21,9 @@ def test_modules_stay_small():
 
 def test_observed_producer_keeps_stats_and_routes_debug_lines_to_logging(caplog):
     # Nothing listens on port 1: librdkafka still reports statistics, with no PID yet (-1).
-    p = ins.ObservedProducer({"bootstrap.servers": "127.0.0.1:1", "enable.idempotence": True,
-                              "client.id": "unit-observed"}, debug="eos")
+    p = ins.ObservedProducer(
+        {"bootstrap.servers": "127.0.0.1:1", "enable.idempotence": True, "client.id": "unit-observed"}, debug="eos"
+    )
     assert p.logger_name is not None and p.logger_name.startswith("eoslab.inspect.client.unit-observed.")
     with caplog.at_level(logging.DEBUG, logger=p.logger_name):
         eos = p.eos(timeout=10)

@@ -62,8 +62,9 @@ def test_without_print_data_log_records_have_no_data_but_markers_remain():
     assert [b.marker for b in bs if b.is_control] == ["COMMIT", "ABORT"]
     # The follower's copy (broker 2) has the leader's headers byte for byte.
     leader = batches_of("dump_batches_data.txt")[:6]
-    assert [(b.base_offset, b.producer_id, b.base_sequence, b.position) for b in bs] == \
-        [(b.base_offset, b.producer_id, b.base_sequence, b.position) for b in leader]
+    assert [(b.base_offset, b.producer_id, b.base_sequence, b.position) for b in bs] == [
+        (b.base_offset, b.producer_id, b.base_sequence, b.position) for b in leader
+    ]
 
 
 def test_producer_snapshot_files():
@@ -72,16 +73,25 @@ def test_producer_snapshot_files():
     assert [e.producer_id for e in first.snapshot] == [2]
     e = first.snapshot[0]
     assert e.snapshot_offset == 1 and e.current_txn_first_offset == 0 and e.coordinator_epoch == -1
-    assert [(s.producer_id, s.current_txn_first_offset, s.last_offset) for s in second.snapshot] == \
-        [(2, 0, 0), (1000, None, 1)]
+    assert [(s.producer_id, s.current_txn_first_offset, s.last_offset) for s in second.snapshot] == [
+        (2, 0, 0),
+        (1000, None, 1),
+    ]
     assert second.snapshot[1].snapshot_offset == 2
 
 
 def test_transaction_log_history_of_a_librdkafka_commit_then_abort():
     files = ins.parse_dump(read("dump_transaction_log.txt"))
     hist = ins.parse_transaction_log(files, "rec-tx-f052e0")
-    assert [h.state for h in hist] == ["Empty", "Ongoing", "PrepareCommit", "CompleteCommit",
-                                       "Ongoing", "PrepareAbort", "CompleteAbort"]
+    assert [h.state for h in hist] == [
+        "Empty",
+        "Ongoing",
+        "PrepareCommit",
+        "CompleteCommit",
+        "Ongoing",
+        "PrepareAbort",
+        "CompleteAbort",
+    ]
     assert [h.offset for h in hist] == list(range(7))
     assert {(h.producer_id, h.producer_epoch) for h in hist} == {(1, 0)}  # librdkafka: no epoch bump per txn
     assert hist[1].partitions == ("rec-648f64-0", "rec-648f64-1")
@@ -104,8 +114,11 @@ def test_transaction_log_all_ids():
 
 def test_cluster_metadata_producer_id_blocks():
     blocks = ins.parse_pid_blocks(ins.parse_dump(read("dump_cluster_metadata.txt")))
-    assert [(b.broker_id, b.next_producer_id, b.offset) for b in blocks] == [(3, 1000, 286), (2, 2000, 331),
-                                                                           (1, 3000, 908)]
+    assert [(b.broker_id, b.next_producer_id, b.offset) for b in blocks] == [
+        (3, 1000, 286),
+        (2, 2000, 331),
+        (1, 3000, 908),
+    ]
     b = blocks[0]
     assert (b.first_producer_id, b.last_producer_id, b.broker_epoch, b.source) == (0, 999, 13, "log")
     assert 0 in b and 999 in b and 1000 not in b
@@ -128,14 +141,18 @@ def test_describe_producers_table():
     assert (r.producer_id, r.producer_epoch, r.last_sequence, r.current_txn_start_offset) == (5, 0, 2, 0)
     assert r.coordinator_epoch == -1 and r.broker == 3
     done = ins.parse_describe_producers(read("describe_producers_rec.txt"), "rec-648f64", 0)
-    assert [(p.producer_id, p.current_txn_start_offset, p.coordinator_epoch) for p in done] == \
-        [(0, None, -1), (1, None, 0)]
+    assert [(p.producer_id, p.current_txn_start_offset, p.coordinator_epoch) for p in done] == [
+        (0, None, -1),
+        (1, None, 0),
+    ]
 
 
 def test_transactions_list_and_describe():
     listed = parse_list(read("transactions_list.txt"))
     assert {(t.transactional_id, t.coordinator, t.producer_id, t.state) for t in listed} == {
-        ("snap-bdb324-tx", 3, 2, "CompleteAbort"), ("rec-tx-f052e0", 3, 1, "CompleteAbort")}
+        ("snap-bdb324-tx", 3, 2, "CompleteAbort"),
+        ("rec-tx-f052e0", 3, 1, "CompleteAbort"),
+    }
     d = parse_describe(read("transactions_describe_open.txt"))
     assert (d.coordinator, d.producer_id, d.producer_epoch, d.state, d.timeout_ms) == (3, 5, 0, "Ongoing", 60000)
     assert sorted(d.partitions) == ["open-c59bf8-0", "open-c59bf8-1"]
@@ -149,13 +166,15 @@ def test_tsv_pads_missing_cells():
 
 
 def test_record_key_with_payload_inside_json_is_not_split_there():
-    text = ("Dumping /x/t-0/00000000000000000000.log\n"
-            "baseOffset: 0 lastOffset: 0 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1 "
-            "producerEpoch: -1 partitionLeaderEpoch: 0 isTransactional: false isControl: false "
-            "deleteHorizonMs: OptionalLong.empty position: 0 CreateTime: 5 size: 1 magic: 2 compresscodec: none "
-            "crc: 1 isvalid: true\n"
-            '| offset: 0 CreateTime: 5 keySize: 3 valueSize: -1 sequence: -1 headerKeys: [a,b] '
-            'key: {"k":" payload: x"} payload: <DELETE>\n')
+    text = (
+        "Dumping /x/t-0/00000000000000000000.log\n"
+        "baseOffset: 0 lastOffset: 0 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1 "
+        "producerEpoch: -1 partitionLeaderEpoch: 0 isTransactional: false isControl: false "
+        "deleteHorizonMs: OptionalLong.empty position: 0 CreateTime: 5 size: 1 magic: 2 compresscodec: none "
+        "crc: 1 isvalid: true\n"
+        "| offset: 0 CreateTime: 5 keySize: 3 valueSize: -1 sequence: -1 headerKeys: [a,b] "
+        'key: {"k":" payload: x"} payload: <DELETE>\n'
+    )
     r = ins.parse_dump(text)[0].batches[0].records[0]
     assert r.key == '{"k":" payload: x"}' and r.value == "<DELETE>" and r.value_json() is None
     assert r.header_keys == ("a", "b")
@@ -178,8 +197,10 @@ def test_describe_producers_after_the_coordinator_aborted_on_timeout():
     # Asked of a follower (--broker-id 2): the ABORT marker was written with the bumped epoch 1,
     # which resets the producer's sequence (-1) on that partition.
     rows = ins.parse_describe_producers(read("describe_producers.txt"), "snap-bdb324", 0, broker=2)
-    assert [(r.producer_id, r.producer_epoch, r.last_sequence, r.coordinator_epoch, r.current_txn_start_offset)
-            for r in rows] == [(2, 1, -1, 0, None), (1000, 0, 1, -1, None)]
+    assert [
+        (r.producer_id, r.producer_epoch, r.last_sequence, r.coordinator_epoch, r.current_txn_start_offset)
+        for r in rows
+    ] == [(2, 1, -1, 0, None), (1000, 0, 1, -1, None)]
 
 
 def test_checkpoint_snapshot_control_records_and_feature_levels():

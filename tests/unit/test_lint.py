@@ -10,8 +10,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("tool,args", [("ruff", ["check", "eoslab", "tests", "conftest.py", "tools"]),
-                                       ("mypy", ["eoslab"])])
+@pytest.mark.parametrize(
+    "tool,args", [("ruff", ["check", "eoslab", "tests", "conftest.py", "tools"]), ("mypy", ["eoslab"])]
+)
 def test_tool_is_clean(tool, args):
     exe = shutil.which(tool, path=str(Path(sys.executable).parent))
     if exe is None:

@@ -23,8 +23,6 @@ from eoslab.protocol import (
 Handler = Callable[[Request], "bytes | None"]
 
 
-
-
 def _recv_exact(conn: socket.socket, n: int) -> bytes:
     data = b""
     while len(data) < n:
@@ -81,11 +79,12 @@ def _kafka_like(schemas: Schemas, versions: dict[int, tuple[int, int]]) -> Handl
         r = request
         if r.api_key == 18:
             if r.api_version > versions[18][1]:  # what a real broker does: a v0 body with UNSUPPORTED_VERSION
-                body: dict[str, Any] = {"ErrorCode": 35, "ApiKeys": [
-                    {"ApiKey": 18, "MinVersion": 0, "MaxVersion": versions[18][1]}]}
+                body: dict[str, Any] = {
+                    "ErrorCode": 35,
+                    "ApiKeys": [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": versions[18][1]}],
+                }
                 return protocol.encode_response(18, 0, r.correlation_id, body, schemas=schemas)
-            body = {"ApiKeys": [{"ApiKey": k, "MinVersion": lo, "MaxVersion": hi}
-                                for k, (lo, hi) in versions.items()]}
+            body = {"ApiKeys": [{"ApiKey": k, "MinVersion": lo, "MaxVersion": hi} for k, (lo, hi) in versions.items()]}
         elif r.api_key == 22:
             body = {"ProducerId": 4242, "ProducerEpoch": r.api_version}
         elif r.api_key == 0:
@@ -95,6 +94,7 @@ def _kafka_like(schemas: Schemas, versions: dict[int, tuple[int, int]]) -> Handl
         else:
             raise AssertionError(r)
         return protocol.encode_response(r.api_key, r.api_version, r.correlation_id, body, schemas=schemas)
+
     return handle
 
 
@@ -109,8 +109,11 @@ def test_request_with_negotiated_and_explicit_versions(schemas: Schemas, broker:
         assert body["ProducerId"] == 4242 and body["ProducerEpoch"] == 5  # min(ours 6, broker 5)
         assert conn.request(22, 2, {"TransactionalId": None})["ProducerEpoch"] == 2
         assert conn.request("Produce", 9, {"Acks": 0}) == {}  # acks=0: no response on the wire
-        assert conn.request("Produce", None, {"Acks": -1}) == {"Responses": [], "ThrottleTimeMs": 0,
-                                                               "NodeEndpoints": []}
+        assert conn.request("Produce", None, {"Acks": -1}) == {
+            "Responses": [],
+            "ThrottleTimeMs": 0,
+            "NodeEndpoints": [],
+        }
         assert conn.negotiated_version("Produce") == 11
         with pytest.raises(UnsupportedApiError, match="does not support EndTxn"):
             conn.request("EndTxn", None, {})
@@ -155,13 +158,17 @@ def test_peer_closing_mid_exchange(schemas: Schemas, broker: Any) -> None:
 
 def test_wrong_correlation_id(schemas: Schemas, broker: Any) -> None:
     port = broker(lambda r: protocol.encode_response(22, 0, r.correlation_id + 1, {}, schemas=schemas))
-    with KafkaConnection("127.0.0.1", port, timeout=1, schemas=schemas) as conn, \
-            pytest.raises(ProtocolError, match="correlation id"):
+    with (
+        KafkaConnection("127.0.0.1", port, timeout=1, schemas=schemas) as conn,
+        pytest.raises(ProtocolError, match="correlation id"),
+    ):
         conn.request("InitProducerId", 0, {})
 
 
 def test_absurd_frame_size(schemas: Schemas, broker: Any) -> None:
     port = broker(lambda r: b"HTTP/1.1 400 Bad Request\r\n\r\n")
-    with KafkaConnection("127.0.0.1", port, timeout=1, schemas=schemas) as conn, \
-            pytest.raises(ProtocolError, match="not a Kafka"):
+    with (
+        KafkaConnection("127.0.0.1", port, timeout=1, schemas=schemas) as conn,
+        pytest.raises(ProtocolError, match="not a Kafka"),
+    ):
         conn.request("InitProducerId", 0, {})

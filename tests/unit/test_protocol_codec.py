@@ -76,8 +76,9 @@ def _random_element(f: FieldSpec, version: int, rng: random.Random, depth: int) 
     raise AssertionError(t)
 
 
-def _random_struct(fields: tuple[FieldSpec, ...], version: int, rng: random.Random, depth: int,
-                   flexible: bool) -> dict[str, Any]:
+def _random_struct(
+    fields: tuple[FieldSpec, ...], version: int, rng: random.Random, depth: int, flexible: bool
+) -> dict[str, Any]:
     value = {f.name: _random_value(f, version, rng, depth) for f in fields if version in f.versions}
     if flexible and rng.random() < 0.3:
         value[UNKNOWN_TAGGED_FIELDS] = {90 + rng.randint(0, 5): rng.randbytes(3)}
@@ -134,12 +135,21 @@ def test_produce_request_populated(schemas: Schemas, version: int) -> None:
 @pytest.mark.parametrize("version", [3, 9, 10, 12, 13])
 def test_produce_response_populated(schemas: Schemas, version: int) -> None:
     spec = schemas.response("Produce")
-    partition = {"Index": 2, "ErrorCode": 0, "BaseOffset": 41, "LogAppendTimeMs": -1, "LogStartOffset": 0,
-                 "RecordErrors": [{"BatchIndex": 0, "BatchIndexErrorMessage": None}], "ErrorMessage": "boom"}
+    partition = {
+        "Index": 2,
+        "ErrorCode": 0,
+        "BaseOffset": 41,
+        "LogAppendTimeMs": -1,
+        "LogStartOffset": 0,
+        "RecordErrors": [{"BatchIndex": 0, "BatchIndexErrorMessage": None}],
+        "ErrorMessage": "boom",
+    }
     if version >= 10:  # tagged CurrentLeader, written because it differs from its default
         partition["CurrentLeader"] = {"LeaderId": 3, "LeaderEpoch": 7}
-    topic = {"PartitionResponses": [partition], ("TopicId" if version >= 13 else "Name"):
-             TOPIC_ID if version >= 13 else "orders"}
+    topic = {
+        "PartitionResponses": [partition],
+        ("TopicId" if version >= 13 else "Name"): TOPIC_ID if version >= 13 else "orders",
+    }
     value = {"Responses": [topic], "ThrottleTimeMs": 0}
     if version >= 10:
         value["NodeEndpoints"] = [{"NodeId": 3, "Host": "b3", "Port": 9094, "Rack": None}]
@@ -154,8 +164,14 @@ def test_produce_response_populated(schemas: Schemas, version: int) -> None:
 
 @pytest.mark.parametrize("version", range(0, 7))
 def test_init_producer_id_populated(schemas: Schemas, version: int) -> None:
-    request = {"TransactionalId": "tx-1", "TransactionTimeoutMs": 60000, "ProducerId": 1000,
-               "ProducerEpoch": 4, "Enable2Pc": True, "KeepPreparedTxn": False}
+    request = {
+        "TransactionalId": "tx-1",
+        "TransactionTimeoutMs": 60000,
+        "ProducerId": 1000,
+        "ProducerEpoch": 4,
+        "Enable2Pc": True,
+        "KeepPreparedTxn": False,
+    }
     _, decoded = _roundtrip(schemas.request("InitProducerId"), version, request)
     assert decoded["TransactionalId"] == "tx-1"
     assert ("ProducerId" in decoded) == (version >= 3)
@@ -170,19 +186,36 @@ def test_init_producer_id_populated(schemas: Schemas, version: int) -> None:
 def test_add_partitions_to_txn_both_shapes(schemas: Schemas, version: int) -> None:
     topics = [{"Name": "orders", "Partitions": [0, 1, 2]}, {"Name": "audit", "Partitions": []}]
     if version <= 3:
-        value: dict[str, Any] = {"V3AndBelowTransactionalId": "tx-1", "V3AndBelowProducerId": 7,
-                                 "V3AndBelowProducerEpoch": 1, "V3AndBelowTopics": topics}
+        value: dict[str, Any] = {
+            "V3AndBelowTransactionalId": "tx-1",
+            "V3AndBelowProducerId": 7,
+            "V3AndBelowProducerEpoch": 1,
+            "V3AndBelowTopics": topics,
+        }
     else:
-        value = {"Transactions": [{"TransactionalId": f"tx-{i}", "ProducerId": 7 + i, "ProducerEpoch": 1,
-                                   "VerifyOnly": i == 1, "Topics": topics} for i in range(2)]}
+        value = {
+            "Transactions": [
+                {
+                    "TransactionalId": f"tx-{i}",
+                    "ProducerId": 7 + i,
+                    "ProducerEpoch": 1,
+                    "VerifyOnly": i == 1,
+                    "Topics": topics,
+                }
+                for i in range(2)
+            ]
+        }
     _, decoded = _roundtrip(schemas.request("AddPartitionsToTxn"), version, value)
     assert decoded == value
     result = [{"Name": "orders", "ResultsByPartition": [{"PartitionIndex": 0, "PartitionErrorCode": 0}]}]
     if version <= 3:
         response: dict[str, Any] = {"ThrottleTimeMs": 0, "ResultsByTopicV3AndBelow": result}
     else:
-        response = {"ThrottleTimeMs": 0, "ErrorCode": 0,
-                    "ResultsByTransaction": [{"TransactionalId": "tx-0", "TopicResults": result}]}
+        response = {
+            "ThrottleTimeMs": 0,
+            "ErrorCode": 0,
+            "ResultsByTransaction": [{"TransactionalId": "tx-0", "TopicResults": result}],
+        }
     _, decoded = _roundtrip(schemas.response("AddPartitionsToTxn"), version, response)
     assert decoded == response
 
@@ -192,11 +225,23 @@ def test_add_offsets_and_txn_offset_commit(schemas: Schemas, version: int) -> No
     value = {"TransactionalId": "tx-1", "ProducerId": 7, "ProducerEpoch": 2, "GroupId": "g"}
     _, decoded = _roundtrip(schemas.request("AddOffsetsToTxn"), version, value)
     assert decoded == value
-    commit = {"TransactionalId": "tx-1", "GroupId": "g", "ProducerId": 7, "ProducerEpoch": 2,
-              "GenerationId": 3, "MemberId": "m-1", "GroupInstanceId": None,
-              "Topics": [{"Name": "in", "Partitions": [
-                  {"PartitionIndex": 0, "CommittedOffset": 42, "CommittedLeaderEpoch": 5,
-                   "CommittedMetadata": None}]}]}
+    commit = {
+        "TransactionalId": "tx-1",
+        "GroupId": "g",
+        "ProducerId": 7,
+        "ProducerEpoch": 2,
+        "GenerationId": 3,
+        "MemberId": "m-1",
+        "GroupInstanceId": None,
+        "Topics": [
+            {
+                "Name": "in",
+                "Partitions": [
+                    {"PartitionIndex": 0, "CommittedOffset": 42, "CommittedLeaderEpoch": 5, "CommittedMetadata": None}
+                ],
+            }
+        ],
+    }
     spec = schemas.request("TxnOffsetCommit")
     _, decoded = _roundtrip(spec, version, commit)
     assert decoded["Topics"][0]["Partitions"][0]["CommittedOffset"] == 42
@@ -221,45 +266,81 @@ def test_find_coordinator_single_and_batched(schemas: Schemas, version: int) -> 
         assert decoded["Key"] == "tx-1" and "CoordinatorKeys" not in decoded
     else:
         assert decoded["CoordinatorKeys"] == ["tx-1", "tx-2"] and "Key" not in decoded
-    coordinators = [{"Key": "tx-1", "NodeId": 2, "Host": "b2", "Port": 9093, "ErrorCode": 0,
-                     "ErrorMessage": None}]
-    response = {"ThrottleTimeMs": 0, "ErrorCode": 0, "ErrorMessage": None, "NodeId": 2, "Host": "b2",
-                "Port": 9093, "Coordinators": coordinators}
+    coordinators = [{"Key": "tx-1", "NodeId": 2, "Host": "b2", "Port": 9093, "ErrorCode": 0, "ErrorMessage": None}]
+    response = {
+        "ThrottleTimeMs": 0,
+        "ErrorCode": 0,
+        "ErrorMessage": None,
+        "NodeId": 2,
+        "Host": "b2",
+        "Port": 9093,
+        "Coordinators": coordinators,
+    }
     _, decoded = _roundtrip(schemas.response("FindCoordinator"), version, response)
     assert (decoded["Coordinators"] == coordinators) if version >= 4 else (decoded["Host"] == "b2")
 
 
 @pytest.mark.parametrize("version", range(0, 14))
 def test_metadata(schemas: Schemas, version: int) -> None:
-    request: dict[str, Any] = {"Topics": [{"TopicId": TOPIC_ID, "Name": "orders"}],
-                               "AllowAutoTopicCreation": False}
+    request: dict[str, Any] = {"Topics": [{"TopicId": TOPIC_ID, "Name": "orders"}], "AllowAutoTopicCreation": False}
     _, decoded = _roundtrip(schemas.request("Metadata"), version, request)
     assert decoded["Topics"][0]["Name"] == "orders"
     if version >= 1:  # null = all topics
         assert _roundtrip(schemas.request("Metadata"), version, {"Topics": None})[1]["Topics"] is None
-    partition = {"ErrorCode": 0, "PartitionIndex": 0, "LeaderId": 1, "LeaderEpoch": 4,
-                 "ReplicaNodes": [1, 2, 3], "IsrNodes": [1, 2], "OfflineReplicas": []}
-    response = {"Brokers": [{"NodeId": 1, "Host": "b1", "Port": 9092, "Rack": None}], "ClusterId": "c",
-                "ControllerId": 1, "Topics": [{"ErrorCode": 0, "Name": "orders", "TopicId": TOPIC_ID,
-                                               "IsInternal": False, "Partitions": [partition]}]}
+    partition = {
+        "ErrorCode": 0,
+        "PartitionIndex": 0,
+        "LeaderId": 1,
+        "LeaderEpoch": 4,
+        "ReplicaNodes": [1, 2, 3],
+        "IsrNodes": [1, 2],
+        "OfflineReplicas": [],
+    }
+    response = {
+        "Brokers": [{"NodeId": 1, "Host": "b1", "Port": 9092, "Rack": None}],
+        "ClusterId": "c",
+        "ControllerId": 1,
+        "Topics": [
+            {"ErrorCode": 0, "Name": "orders", "TopicId": TOPIC_ID, "IsInternal": False, "Partitions": [partition]}
+        ],
+    }
     _, decoded = _roundtrip(schemas.response("Metadata"), version, response)
     assert decoded["Topics"][0]["Partitions"][0]["ReplicaNodes"] == [1, 2, 3]
 
 
 @pytest.mark.parametrize("version", range(0, 3))
 def test_describe_quorum(schemas: Schemas, version: int) -> None:
-    voter = {"ReplicaId": 1, "ReplicaDirectoryId": TOPIC_ID, "LogEndOffset": 100, "LastFetchTimestamp": 5,
-             "LastCaughtUpTimestamp": 4}
-    partition = {"PartitionIndex": 0, "ErrorCode": 0, "ErrorMessage": None, "LeaderId": 1, "LeaderEpoch": 3,
-                 "HighWatermark": 99, "CurrentVoters": [voter], "Observers": []}
-    response = {"ErrorCode": 0, "ErrorMessage": None,
-                "Topics": [{"TopicName": "__cluster_metadata", "Partitions": [partition]}],
-        "Nodes": [{"NodeId": 1, "Listeners": [{"Name": "CONTROLLER", "Host": "c1", "Port": 65535}]}]}
+    voter = {
+        "ReplicaId": 1,
+        "ReplicaDirectoryId": TOPIC_ID,
+        "LogEndOffset": 100,
+        "LastFetchTimestamp": 5,
+        "LastCaughtUpTimestamp": 4,
+    }
+    partition = {
+        "PartitionIndex": 0,
+        "ErrorCode": 0,
+        "ErrorMessage": None,
+        "LeaderId": 1,
+        "LeaderEpoch": 3,
+        "HighWatermark": 99,
+        "CurrentVoters": [voter],
+        "Observers": [],
+    }
+    response = {
+        "ErrorCode": 0,
+        "ErrorMessage": None,
+        "Topics": [{"TopicName": "__cluster_metadata", "Partitions": [partition]}],
+        "Nodes": [{"NodeId": 1, "Listeners": [{"Name": "CONTROLLER", "Host": "c1", "Port": 65535}]}],
+    }
     _, decoded = _roundtrip(schemas.response("DescribeQuorum"), version, response)
     got = decoded["Topics"][0]["Partitions"][0]["CurrentVoters"][0]
     assert got["LogEndOffset"] == 100 and ("ReplicaDirectoryId" in got) == (version >= 2)
-    assert _roundtrip(schemas.request("DescribeQuorum"), version, {"Topics": [
-        {"TopicName": "__cluster_metadata", "Partitions": [{"PartitionIndex": 0}]}]})[1]["Topics"]
+    assert _roundtrip(
+        schemas.request("DescribeQuorum"),
+        version,
+        {"Topics": [{"TopicName": "__cluster_metadata", "Partitions": [{"PartitionIndex": 0}]}]},
+    )[1]["Topics"]
 
 
 @pytest.mark.parametrize("version", range(0, 5))
@@ -268,12 +349,15 @@ def test_api_versions(schemas: Schemas, version: int) -> None:
     _, decoded = _roundtrip(schemas.request("ApiVersions"), version, request)
     assert (decoded == request) if version >= 3 else (decoded == {})
     feature = "transaction.version"
-    response = {"ErrorCode": 0, "ApiKeys": [{"ApiKey": 0, "MinVersion": 3, "MaxVersion": 13}],
-                "ThrottleTimeMs": 0,
-                "SupportedFeatures": [{"Name": feature, "MinVersion": 0, "MaxVersion": 2}],
-                "FinalizedFeaturesEpoch": 12,
-                "FinalizedFeatures": [{"Name": feature, "MaxVersionLevel": 2, "MinVersionLevel": 2}],
-                "ZkMigrationReady": False}
+    response = {
+        "ErrorCode": 0,
+        "ApiKeys": [{"ApiKey": 0, "MinVersion": 3, "MaxVersion": 13}],
+        "ThrottleTimeMs": 0,
+        "SupportedFeatures": [{"Name": feature, "MinVersion": 0, "MaxVersion": 2}],
+        "FinalizedFeaturesEpoch": 12,
+        "FinalizedFeatures": [{"Name": feature, "MaxVersionLevel": 2, "MinVersionLevel": 2}],
+        "ZkMigrationReady": False,
+    }
     _, decoded = _roundtrip(schemas.response("ApiVersions"), version, response)
     assert decoded["ApiKeys"] == response["ApiKeys"]
     if version >= 3:
@@ -294,8 +378,13 @@ def test_tagged_fields_only_written_when_not_default(schemas: Schemas) -> None:
 
 def test_unknown_tagged_fields_survive_a_roundtrip(schemas: Schemas) -> None:
     spec = schemas.request("EndTxn")
-    value = {"TransactionalId": "t", "ProducerId": 1, "ProducerEpoch": 0, "Committed": False,
-             UNKNOWN_TAGGED_FIELDS: {7: b"\x01\x02", 3: b""}}
+    value = {
+        "TransactionalId": "t",
+        "ProducerId": 1,
+        "ProducerEpoch": 0,
+        "Committed": False,
+        UNKNOWN_TAGGED_FIELDS: {7: b"\x01\x02", 3: b""},
+    }
     data, decoded = _roundtrip(spec, 4, value)
     assert decoded[UNKNOWN_TAGGED_FIELDS] == {3: b"", 7: b"\x01\x02"}
     assert data.endswith(b"\x02\x03\x00\x07\x02\x01\x02")  # two fields, ascending tags
@@ -306,7 +395,11 @@ def test_absent_fields_are_ignored_and_missing_fields_defaulted(schemas: Schemas
     plain = encode(spec, 0, {"TransactionalId": None})
     assert encode(spec, 0, {"TransactionalId": None, "ProducerId": 5}) == plain  # ProducerId is v3+
     assert decode(spec, 3, encode(spec, 3, {}))[0] == {
-        "TransactionalId": "", "TransactionTimeoutMs": 0, "ProducerId": -1, "ProducerEpoch": -1}
+        "TransactionalId": "",
+        "TransactionTimeoutMs": 0,
+        "ProducerId": -1,
+        "ProducerEpoch": -1,
+    }
 
 
 def test_uuid_accepts_uuid_bytes_and_kafka_base64(schemas: Schemas) -> None:

@@ -39,8 +39,12 @@ def _compact(s: str) -> bytes:
 
 def test_api_versions_request_v3_with_client_software(schemas: Schemas) -> None:
     expected = _framed(
-        struct.pack(">hhi", 18, 3, 42) + _str16("cli") + b"\x00"  # header v2: int16 client id + no tags
-        + _compact("eoslab") + _compact("1.2.3") + b"\x00"  # compact strings + no tags
+        struct.pack(">hhi", 18, 3, 42)
+        + _str16("cli")
+        + b"\x00"  # header v2: int16 client id + no tags
+        + _compact("eoslab")
+        + _compact("1.2.3")
+        + b"\x00"  # compact strings + no tags
     )
     body = {"ClientSoftwareName": "eoslab", "ClientSoftwareVersion": "1.2.3"}
     assert encode_request("ApiVersions", 3, 42, "cli", body, schemas=schemas) == expected
@@ -51,8 +55,12 @@ def test_api_versions_request_v3_with_client_software(schemas: Schemas) -> None:
 
 
 def test_init_producer_id_v0_request_and_response(schemas: Schemas) -> None:
-    request = _framed(struct.pack(">hhi", 22, 0, 7) + _str16("producer-1")  # header v1
-                      + _str16("tx-1") + struct.pack(">i", 60000))
+    request = _framed(
+        struct.pack(">hhi", 22, 0, 7)
+        + _str16("producer-1")  # header v1
+        + _str16("tx-1")
+        + struct.pack(">i", 60000)
+    )
     body = {"TransactionalId": "tx-1", "TransactionTimeoutMs": 60000}
     assert encode_request(22, 0, 7, "producer-1", body, schemas=schemas) == request
     assert decode_request(request[4:], schemas=schemas).body == body
@@ -69,9 +77,13 @@ def test_init_producer_id_v0_request_and_response(schemas: Schemas) -> None:
 
 def test_find_coordinator_v4_batched_request(schemas: Schemas) -> None:
     expected = _framed(
-        struct.pack(">hhi", 10, 4, 5) + _str16("c") + b"\x00"
+        struct.pack(">hhi", 10, 4, 5)
+        + _str16("c")
+        + b"\x00"
         + struct.pack(">b", 1)  # KeyType = TRANSACTION
-        + b"\x03" + _compact("tx-1") + _compact("tx-2")  # compact array: 2 elements -> 3
+        + b"\x03"
+        + _compact("tx-1")
+        + _compact("tx-2")  # compact array: 2 elements -> 3
         + b"\x00"
     )
     body = {"KeyType": 1, "CoordinatorKeys": ["tx-1", "tx-2"]}
@@ -116,8 +128,11 @@ def test_request_roundtrip_with_header_tagged_fields(schemas: Schemas) -> None:
 def test_a_memoryview_decodes_like_bytes(schemas: Schemas) -> None:
     """The proxy decodes frames in place, from a view of its receive buffer (no copy)."""
     topic_id = "AAECAwQFBgcICQoLDA0ODw"  # base64url of 16 bytes, as Java 4.x clients send it (Produce v13)
-    body = {"Acks": -1, "TimeoutMs": 30000, "TopicData": [
-        {"TopicId": topic_id, "PartitionData": [{"Index": 2, "Records": b"\x01" * 70}]}]}
+    body = {
+        "Acks": -1,
+        "TimeoutMs": 30000,
+        "TopicData": [{"TopicId": topic_id, "PartitionData": [{"Index": 2, "Records": b"\x01" * 70}]}],
+    }
     frame = bytearray(encode_request("Produce", 13, 77, "cid", body, schemas=schemas))
     from_view = decode_request(memoryview(frame)[4:], schemas=schemas)
     assert from_view == decode_request(bytes(frame[4:]), schemas=schemas)
@@ -154,12 +169,20 @@ def test_unknown_api_key_and_version(schemas: Schemas) -> None:
 def _frames(schemas: Schemas) -> list[bytes]:
     topic = {"Name": "t", "PartitionData": [{"Index": 0, "Records": b"\x01" * 30}]}
     return [
-        encode_request("Produce", 9, 1, "c", {"TransactionalId": "tx", "Acks": -1, "TopicData": [topic]},
-                       schemas=schemas)[4:],
-        encode_request("Produce", 8, 1, "c", {"TransactionalId": "tx", "Acks": -1, "TopicData": [topic]},
-                       schemas=schemas)[4:],
-        encode_request("AddPartitionsToTxn", 4, 2, "c", {"Transactions": [{
-            "TransactionalId": "tx", "Topics": [{"Name": "t", "Partitions": [0, 1]}]}]}, schemas=schemas)[4:],
+        encode_request(
+            "Produce", 9, 1, "c", {"TransactionalId": "tx", "Acks": -1, "TopicData": [topic]}, schemas=schemas
+        )[4:],
+        encode_request(
+            "Produce", 8, 1, "c", {"TransactionalId": "tx", "Acks": -1, "TopicData": [topic]}, schemas=schemas
+        )[4:],
+        encode_request(
+            "AddPartitionsToTxn",
+            4,
+            2,
+            "c",
+            {"Transactions": [{"TransactionalId": "tx", "Topics": [{"Name": "t", "Partitions": [0, 1]}]}]},
+            schemas=schemas,
+        )[4:],
         encode_request("ApiVersions", 3, 3, "c", {"ClientSoftwareName": "x"}, schemas=schemas)[4:],
     ]
 
@@ -169,8 +192,9 @@ def test_every_truncation_raises_protocol_error(schemas: Schemas) -> None:
         for cut in range(len(frame)):
             with pytest.raises(ProtocolError):
                 decode_request(frame[:cut], schemas=schemas)
-    response = encode_response("Produce", 9, 5, {"Responses": [{"Name": "t", "PartitionResponses": [{}]}]},
-                               schemas=schemas)[4:]
+    response = encode_response(
+        "Produce", 9, 5, {"Responses": [{"Name": "t", "PartitionResponses": [{}]}]}, schemas=schemas
+    )[4:]
     for cut in range(len(response)):
         with pytest.raises(ProtocolError):
             decode_response(response[:cut], "Produce", 9, schemas=schemas)
@@ -206,15 +230,18 @@ def test_decode_errors_name_the_field(schemas: Schemas) -> None:
         decode_request(frame[:-10], schemas=schemas)
 
 
-@pytest.mark.parametrize(("body", "pattern"), [
-    ({"Acks": "all"}, "Acks"),
-    ({"Acks": 1 << 20}, "Acks"),
-    ({"TopicData": [{"Name": None}]}, "Name"),
-    ({"TopicData": [{"PartitionData": [{"Records": "not bytes"}]}]}, "Records"),
-    ({"TopicData": "oops"}, "TopicData"),
-    ({"Akcs": -1}, "unknown field"),
-    ({"TopicData": [None]}, "expected a dict"),
-])
+@pytest.mark.parametrize(
+    ("body", "pattern"),
+    [
+        ({"Acks": "all"}, "Acks"),
+        ({"Acks": 1 << 20}, "Acks"),
+        ({"TopicData": [{"Name": None}]}, "Name"),
+        ({"TopicData": [{"PartitionData": [{"Records": "not bytes"}]}]}, "Records"),
+        ({"TopicData": "oops"}, "TopicData"),
+        ({"Akcs": -1}, "unknown field"),
+        ({"TopicData": [None]}, "expected a dict"),
+    ],
+)
 def test_encode_errors_are_protocol_errors(schemas: Schemas, body: dict, pattern: str) -> None:
     with pytest.raises(ProtocolError, match=pattern):
         encode_request("Produce", 9, 1, "c", body, schemas=schemas)

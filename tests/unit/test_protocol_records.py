@@ -23,8 +23,13 @@ def _marker(control_type: int, coordinator_epoch: int) -> bytes:
 
 
 def test_idempotent_batch() -> None:
-    data = _batch([_record(b"k", b"v"), _record(None, b"w", 1)], base_offset=100, producer_id=4242,
-                  producer_epoch=0, base_sequence=17)
+    data = _batch(
+        [_record(b"k", b"v"), _record(None, b"w", 1)],
+        base_offset=100,
+        producer_id=4242,
+        producer_epoch=0,
+        base_sequence=17,
+    )
     (batch,) = parse_record_batches(data)
     assert (batch.base_offset, batch.last_offset, batch.record_count) == (100, 101, 2)
     assert (batch.producer_id, batch.producer_epoch, batch.base_sequence) == (4242, 0, 17)
@@ -42,8 +47,9 @@ def test_plain_batch_is_not_idempotent() -> None:
 
 
 def test_transactional_batch_then_commit_and_abort_markers() -> None:
-    data_batch = _batch([_record(b"k", b"v")] * 3, base_offset=10, attributes=0x10, producer_id=7,
-                        producer_epoch=2, base_sequence=0)
+    data_batch = _batch(
+        [_record(b"k", b"v")] * 3, base_offset=10, attributes=0x10, producer_id=7, producer_epoch=2, base_sequence=0
+    )
     commit = _batch([_marker(1, 9)], base_offset=13, attributes=0x30, producer_id=7, producer_epoch=2)
     abort = _batch([_marker(0, 9)], base_offset=14, attributes=0x30 | 0x08, producer_id=7, producer_epoch=3)
     batches = parse_record_batches(data_batch + commit + abort)
@@ -83,8 +89,12 @@ def test_other_magic_is_refused() -> None:
 
 def test_batches_inside_a_decoded_produce_request(schemas: protocol.Schemas) -> None:
     records = _batch([_record(b"k", b"v")], attributes=0x10, producer_id=7, producer_epoch=1, base_sequence=0)
-    body = {"TransactionalId": "tx", "Acks": -1, "TimeoutMs": 1000,
-            "TopicData": [{"Name": "t", "PartitionData": [{"Index": 0, "Records": records}]}]}
+    body = {
+        "TransactionalId": "tx",
+        "Acks": -1,
+        "TimeoutMs": 1000,
+        "TopicData": [{"Name": "t", "PartitionData": [{"Index": 0, "Records": records}]}],
+    }
     frame = protocol.encode_request("Produce", 11, 1, "c", body, schemas=schemas)
     request = protocol.decode_request(frame[4:], schemas=schemas)
     (batch,) = parse_record_batches(request.body["TopicData"][0]["PartitionData"][0]["Records"])

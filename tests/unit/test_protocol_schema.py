@@ -20,10 +20,16 @@ from eoslab.protocol import (
 from eoslab.protocol._schema import strip_comments
 
 
-@pytest.mark.parametrize(("text", "lo", "hi", "shown"), [
-    ("0+", 0, 0x7FFF, "0+"), ("3-7", 3, 7, "3-7"), ("5", 5, 5, "5"), ("none", 0, -1, "none"),
-    (" 2+ ", 2, 0x7FFF, "2+"),
-])
+@pytest.mark.parametrize(
+    ("text", "lo", "hi", "shown"),
+    [
+        ("0+", 0, 0x7FFF, "0+"),
+        ("3-7", 3, 7, "3-7"),
+        ("5", 5, 5, "5"),
+        ("none", 0, -1, "none"),
+        (" 2+ ", 2, 0x7FFF, "2+"),
+    ],
+)
 def test_versions_parse(text: str, lo: int, hi: int, shown: str) -> None:
     v = Versions.parse(text)
     assert (v.lowest, v.highest, str(v)) == (lo, hi, shown)
@@ -66,8 +72,10 @@ def test_parse_spec_with_common_structs_tags_and_defaults() -> None:
     data = protocol.encode(spec, 2, {"Extra": {"Id": "00000000-0000-0000-0000-000000000001"}})
     assert protocol.decode(spec, 2, data)[0]["Extra"]["Id"].int == 1
     with pytest.raises(SchemaError, match="Missing"):
-        parse_spec('{"name": "X", "type": "data", "validVersions": "0", '
-                   '"fields": [{"name": "A", "type": "Missing", "versions": "0+"}]}')
+        parse_spec(
+            '{"name": "X", "type": "data", "validVersions": "0", '
+            '"fields": [{"name": "A", "type": "Missing", "versions": "0+"}]}'
+        )
 
 
 def test_the_pinned_jar(schemas: Schemas) -> None:
@@ -90,10 +98,16 @@ def test_the_pinned_jar(schemas: Schemas) -> None:
 def test_default_jar_env_and_missing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     fake = tmp_path / "clients.jar"
     with zipfile.ZipFile(fake, "w") as z:
-        z.writestr("common/message/RequestHeader.json", '{"type": "header", "name": "RequestHeader", '
-                   '"validVersions": "1-2", "flexibleVersions": "2+", "fields": []}')
-        z.writestr("common/message/ResponseHeader.json", '{"type": "header", "name": "ResponseHeader", '
-                   '"validVersions": "0-1", "flexibleVersions": "1+", "fields": []}')
+        z.writestr(
+            "common/message/RequestHeader.json",
+            '{"type": "header", "name": "RequestHeader", '
+            '"validVersions": "1-2", "flexibleVersions": "2+", "fields": []}',
+        )
+        z.writestr(
+            "common/message/ResponseHeader.json",
+            '{"type": "header", "name": "ResponseHeader", '
+            '"validVersions": "0-1", "flexibleVersions": "1+", "fields": []}',
+        )
     monkeypatch.setenv(protocol.JAR_ENV, str(fake))
     assert protocol.default_jar() == fake
     assert protocol.default_schemas().requests == {}

@@ -10,7 +10,10 @@ TOPOLOGY = Topology()  # the canonical ports, whatever $EOSLAB_PORT_OFFSET says
 
 def test_three_controllers_three_brokers_with_the_course_ids():
     assert [(n.name, n.node_id) for n in TOPOLOGY.controllers] == [
-        ("controller-1", 101), ("controller-2", 102), ("controller-3", 103)]
+        ("controller-1", 101),
+        ("controller-2", 102),
+        ("controller-3", 103),
+    ]
     assert [(n.name, n.node_id) for n in TOPOLOGY.brokers] == [("broker-1", 1), ("broker-2", 2), ("broker-3", 3)]
 
 

@@ -14,8 +14,14 @@ def test_timeout_says_what_it_waited_for_and_the_last_state():
         raise ConnectionError("broker 2 refused")
 
     with pytest.raises(WaitTimeout) as err:
-        wait_until(probe, timeout=0.05, what="broker 2", interval=0.01, hint="Try `eoslab logs broker-2`.",
-                   describe=lambda: "log tail here")
+        wait_until(
+            probe,
+            timeout=0.05,
+            what="broker 2",
+            interval=0.01,
+            hint="Try `eoslab logs broker-2`.",
+            describe=lambda: "log tail here",
+        )
     text = str(err.value)
     assert "waiting for broker 2" in text and "broker 2 refused" in text
     assert "log tail here" in text and "eoslab logs broker-2" in text
