@@ -48,7 +48,7 @@ def _mapping(answer: Any, key: str, value: str) -> dict[Any, Any]:
     raise TypeError(f"expected a dict or a DataFrame with columns {key!r} and {value!r}, got {type(answer).__name__}")
 
 
-def _compare(task: str, got: Mapping[Any, Any], want: Mapping[Any, float], close: Any, what: str, hint: str) -> Verdict:
+def _compare(task: str, got: Mapping[Any, Any], want: Mapping[Any, Any], close: Any, what: str, hint: str) -> Verdict:
     missing = sorted(set(want) - set(got), key=str)
     wrong = {k: (got[k], want[k]) for k in want if k in got and not close(got[k], want[k])}
     if missing:
@@ -167,7 +167,7 @@ def check_ack_percentiles(answer: Any, runs: str | Path | None = None) -> Verdic
         got,
         want,
         _close_pct,
-        "(p50, p95, p99)",  # type: ignore[arg-type]
+        "(p50, p95, p99)",
         "use only kind == 'ack' samples, grouped by label, latency in ms.",
     )
 
