@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from eoslab._ports import LOOPBACK
 from eoslab.topology import JVM_HEAP, KAFKA_IMAGE, Topology, node_properties
 
 CONTAINER_DATA_DIR = "/var/lib/kafka/data"
@@ -67,7 +68,7 @@ def render_compose(topo: Topology | None = None) -> str:
             lines.append(f"      {env_name(key)}: {_quote(value)}")
         lines.append("    ports:")
         published = node.ports if not node.is_broker else (node.client_port, node.proxied_port)
-        lines += [f'      - "127.0.0.1:{p}:{p}"' for p in published]
+        lines += [f'      - "{LOOPBACK}:{p}:{p}"' for p in published]
         lines += ["    volumes:", f"      - {node.name}-data:{CONTAINER_DATA_DIR}"]
     lines.append("volumes:")
     lines += [f"  {n.name}-data: {{}}" for n in topo.nodes]
