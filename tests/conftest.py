@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 
+import eoslab
 from eoslab.cluster import Cluster
 
 # Recorded outputs and sample notebooks used BY tests; nbval must not run them as tests.
@@ -31,9 +32,9 @@ def cluster():
 @pytest.fixture
 def healed(cluster):
     """For tests that kill, stop or pause nodes: heal before and after, whatever happens."""
-    cluster.heal()
+    eoslab.heal(cluster)
     yield cluster
-    cluster.heal()
+    eoslab.heal(cluster)
 
 
 @pytest.fixture

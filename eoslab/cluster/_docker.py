@@ -21,10 +21,21 @@ from pathlib import Path
 from typing import Any
 
 from eoslab._compose import COMPOSE_PROJECT, CONTAINER_DATA_DIR, render_compose
+from eoslab._java import first_error_line
 from eoslab._paths import data_dir, project_root
+from eoslab._timeouts import NODE_STOP, TOOL
 from eoslab.cluster._backend import TOOLS, NodeStatus
 from eoslab.errors import EoslabError, SetupError
 from eoslab.topology import TOPOLOGY, Node, Topology
+
+DOCKER_CLI_TIMEOUT = 20.0
+"""`docker info` / `docker compose version` answer in well under a second from a live engine."""
+COMPOSE_TIMEOUT = 300.0
+"""A compose command may start six JVM containers (`up --wait`, itself bounded by UP_WAIT) or stop them."""
+UP_WAIT = 120
+"""`docker compose up --wait`: the healthchecks pass once Kafka listens, ~READY's cold start, in containers."""
+EXEC_TIMEOUT = 60.0
+"""`docker compose exec ... find`: a directory listing in a running container."""
 
 
 def docker_available() -> str | None:
@@ -34,13 +45,16 @@ def docker_available() -> str | None:
         return "the `docker` command is not installed"
     try:
         proc = subprocess.run(
-            [docker, "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True, timeout=20
+            [docker, "info", "--format", "{{.ServerVersion}}"],
+            capture_output=True,
+            text=True,
+            timeout=DOCKER_CLI_TIMEOUT,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"`docker info` failed ({exc})"
     if proc.returncode != 0 or not proc.stdout.strip():
         return "no Docker engine answers (`docker info` fails): the docker client is here, the daemon is not"
-    compose = subprocess.run([docker, "compose", "version"], capture_output=True, text=True, timeout=20)
+    compose = subprocess.run([docker, "compose", "version"], capture_output=True, text=True, timeout=DOCKER_CLI_TIMEOUT)
     if compose.returncode != 0:
         return "the `docker compose` plugin is missing"
     return None
@@ -91,7 +105,9 @@ class DockerBackend:
             self._cmd = ["docker", "compose", "-p", COMPOSE_PROJECT, "-f", str(compose_file())]
         return list(self._cmd)
 
-    def _compose(self, *args: str, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def _compose(
+        self, *args: str, timeout: float = COMPOSE_TIMEOUT, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run([*self._base(), *args], capture_output=True, text=True, timeout=timeout)
         if check and proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
@@ -103,16 +119,16 @@ class DockerBackend:
         if self._on_up is not None:
             self._on_up()
         else:
-            self._compose("up", "--detach", "--no-recreate", "--wait", "--wait-timeout", "120")
+            self._compose("up", "--detach", "--no-recreate", "--wait", "--wait-timeout", str(UP_WAIT))
 
-    def down(self, timeout: float = 20.0) -> None:
+    def down(self, timeout: float = NODE_STOP) -> None:
         if self._on_down is not None:
             self._on_down()
         else:
             self._compose("down", "--timeout", str(int(timeout)))
 
     def reset(self) -> None:
-        self._compose("down", "--volumes", "--timeout", "20")
+        self._compose("down", "--volumes", "--timeout", str(int(NODE_STOP)))
 
     def _containers(self) -> dict[str, dict[str, Any]]:
         proc = self._compose("ps", "--all", "--format", "json", check=False)
@@ -137,7 +153,7 @@ class DockerBackend:
     def kill(self, node: Node) -> None:
         self._compose("kill", "--signal", "SIGKILL", node.name)
 
-    def stop(self, node: Node, timeout: float = 20.0) -> None:
+    def stop(self, node: Node, timeout: float = NODE_STOP) -> None:
         self._compose("stop", "--timeout", str(int(timeout)), node.name)
 
     def start(self, node: Node) -> None:
@@ -151,6 +167,12 @@ class DockerBackend:
 
     def logs(self, node: Node, lines: int = 50) -> str:
         return self._compose("logs", "--no-color", "--tail", str(lines), node.name, check=False).stdout
+
+    def died_during_start(self, node: Node) -> str | None:
+        """Why a node's container is not running, from its last log lines (None if it runs)."""
+        if any(s.name == node.name and s.state != "stopped" for s in self.status()):
+            return None
+        return first_error_line(self.logs(node, 200)) or f"its container exited; see `docker compose logs {node.name}`"
 
     def data_path(self, node: Node) -> str:
         return CONTAINER_DATA_DIR
@@ -176,7 +198,7 @@ class DockerBackend:
             ],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=EXEC_TIMEOUT,
         )
         if proc.returncode != 0:
             raise EoslabError(
@@ -191,7 +213,7 @@ class DockerBackend:
         return ",".join(f"{b.name}:{b.internal_port}" for b in self.topology.brokers)
 
     def run_tool(
-        self, tool: str, args: list[str], *, node: Node | None = None, timeout: float = 120.0
+        self, tool: str, args: list[str], *, node: Node | None = None, timeout: float = TOOL
     ) -> subprocess.CompletedProcess[str]:
         target = node or self.topology.brokers[0]
         script = f"/opt/kafka/bin/{TOOLS[tool].script}"

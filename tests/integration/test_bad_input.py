@@ -42,7 +42,8 @@ def test_port_in_use_names_the_port_and_starts_nothing(cluster, tmp_path):
     # The session's cluster holds every port: a second cluster from another folder must refuse.
     proc = eoslab("up", env={"EOSLAB_DATA": str(tmp_path)})
     err = _one_sentence(proc)
-    assert "Port 19101 (needed by controller-1) is already in use by pid" in err
+    port = TOPOLOGY.controllers[0].controller_port  # 19101 at the default $EOSLAB_PORT_OFFSET
+    assert f"Port {port} (needed by controller-1) is already in use by pid" in err
     assert _jvms_under(tmp_path) == []
 
 
@@ -95,7 +96,7 @@ def test_no_maven_and_no_kafka_home(cluster, tmp_path):
 
 
 def test_docker_backend_without_an_engine(tmp_path):
-    from eoslab.cluster._docker import docker_available
+    from eoslab.cluster import docker_available
 
     why = docker_available()
     if why is None:

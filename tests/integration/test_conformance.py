@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from eoslab.cluster import Cluster
-from eoslab.cluster._docker import DockerBackend, docker_available
+import eoslab
+from eoslab.cluster import Cluster, DockerBackend, docker_available
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def any_cluster(request):
     if request.param == "local":
         c = request.getfixturevalue("cluster")
-        c.heal()
+        eoslab.heal(c)
         yield c
-        c.heal()
+        eoslab.heal(c)
         return
     why = docker_available()
     if why is not None:
@@ -60,5 +60,5 @@ def test_backend_conformance(any_cluster):
     assert {s.name: s.state for s in c.status()}["broker-3"] == "running"
 
     assert c.logs("controller-1", 20).strip()
-    c.heal()
+    eoslab.heal(c)
     assert c.leader("demo", 1) == 2
