@@ -298,9 +298,12 @@ class LocalBackend:
         path = self.log_file(node)
         if not path.is_file():
             return ""
+        # Read back far enough for the lines asked for: a broker's start writes ~200 KB (replica
+        # fetcher lines name every partition), so a fixed 256 KB window could not reach its beginning.
+        window = max(256 * 1024, lines * 2048)
         with path.open("rb") as fh:
             fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - 256 * 1024))
+            fh.seek(max(0, fh.tell() - window))
             text = fh.read().decode("utf-8", "replace")
         return "\n".join(text.splitlines()[-lines:])
 
