@@ -6,7 +6,7 @@ read_committed latency against the commit interval, the spread across a class, t
 duplicate / aborted-record audit, published figures to compare with, and plots.
 """
 
-from eoslab.analysis._audit import audit_topic, read_topic
+from eoslab.analysis._audit import audit_frames, audit_topic, read_topic
 from eoslab.analysis._load import NoRunsError, Runs, load_runs, run_index
 from eoslab.analysis._metrics import (
     e2e_by_commit_interval,
@@ -28,6 +28,7 @@ __all__ = [
     "Published",
     "Runs",
     "analyse_all",
+    "audit_frames",
     "audit_topic",
     "bench_analyse",
     "compare",

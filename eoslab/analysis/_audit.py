@@ -2,10 +2,12 @@
 notebook's consumer can hold, because Spark reads the topic in partitions, not into one list.
 
 Records written by :func:`eoslab.bench.audit.write_audit_topic` carry their logical id as
-the key. ``read_uncommitted`` sees every record that reached the log, aborted ones too;
-``read_committed`` stops at the last stable offset and drops aborted transactions.
-Anomalies are named as Jepsen names them: ``duplicate`` (a key read more than once),
-``aborted_read`` (a record of an aborted transaction that a reader saw).
+the key, and the writer's history in the value: it starts with ``abort:`` when the writer
+aborted the record's transaction. ``read_uncommitted`` sees every record that reached the log,
+aborted ones too; ``read_committed`` stops at the last stable offset and drops aborted
+transactions. Anomalies are named as Jepsen names them: ``duplicate`` (a key read more than
+once), ``aborted_read`` (a record of an aborted transaction that a reader saw), counted for
+each isolation level from what that reader returned.
 """
 
 from __future__ import annotations
@@ -36,21 +38,32 @@ def read_topic(spark: SparkSession, bootstrap: str, topic: str, isolation: str) 
     )
 
 
-def audit_topic(spark: SparkSession, bootstrap: str, topic: str) -> dict[str, dict[str, int]]:
-    """Per isolation level: records read, distinct keys, ``duplicate`` (records − distinct keys);
-    and ``aborted_read``: records read_uncommitted saw that read_committed did not."""
+def audit_frames(frames: dict[str, DataFrame]) -> dict[str, dict[str, int]]:
+    """Per isolation level, from the records that reader returned: records read, distinct keys,
+    ``duplicate`` (records − distinct keys) and ``aborted_read`` (records whose value says the
+    writer aborted their transaction)."""
     from pyspark.sql import functions as F
 
+    from eoslab.bench.audit import ABORTED
+
     out: dict[str, dict[str, int]] = {}
-    for iso in ISOLATIONS:
-        df = read_topic(spark, bootstrap, topic, iso)
-        row = df.agg(F.count("*").alias("records"), F.countDistinct("key").alias("distinct_keys")).first()
+    for iso, df in frames.items():
+        aborted = F.col("value").cast("string").startswith(ABORTED.decode())
+        row = df.agg(
+            F.count("*").alias("records"),
+            F.countDistinct("key").alias("distinct_keys"),
+            F.count(F.when(aborted, 1)).alias("aborted_read"),
+        ).first()
         assert row is not None
         out[iso] = {
             "records": int(row["records"]),
             "distinct_keys": int(row["distinct_keys"]),
             "duplicate": int(row["records"]) - int(row["distinct_keys"]),
+            "aborted_read": int(row["aborted_read"]),
         }
-    out["read_uncommitted"]["aborted_read"] = out["read_uncommitted"]["records"] - out["read_committed"]["records"]
-    out["read_committed"]["aborted_read"] = 0
     return out
+
+
+def audit_topic(spark: SparkSession, bootstrap: str, topic: str) -> dict[str, dict[str, int]]:
+    """:func:`audit_frames` of the topic read at each isolation level."""
+    return audit_frames({iso: read_topic(spark, bootstrap, topic, iso) for iso in ISOLATIONS})

@@ -10,6 +10,14 @@ from eoslab._timeouts import CLIENT_CALL
 from eoslab.clients import producer
 from eoslab.cluster import Cluster
 
+COMMITTED = b"commit:"
+ABORTED = b"abort:"
+"""The first bytes of an audit record's value: how the writer ended its transaction."""
+
+
+def _value(outcome: bytes) -> bytes:
+    return outcome.ljust(100, b"x")  # 100 bytes, as before the outcome was written into it
+
 
 def write_audit_topic(
     cluster: Cluster,
@@ -22,7 +30,11 @@ def write_audit_topic(
 ) -> dict[str, int]:
     """Create ``topic`` and write ``transactions`` transactions of ``per_txn`` records keyed by their
     id; every ``abort_every``-th is aborted; then ``duplicates`` committed keys are written again,
-    committed (a re-send by an application that is NOT exactly-once end to end)."""
+    committed (a re-send by an application that is NOT exactly-once end to end).
+
+    Each value starts with how its transaction ended, ``commit:`` or ``abort:`` (the writer's
+    history, as Jepsen's checkers keep it), so an audit can count aborted records a reader saw.
+    """
     cluster.admin.create_topic(topic, partitions=3)
     p = producer(
         cluster,
@@ -37,9 +49,10 @@ def write_audit_topic(
     for t in range(transactions):
         p.begin_transaction()
         keys = range(t * per_txn, (t + 1) * per_txn)
+        aborts = (t + 1) % abort_every == 0
         for k in keys:
-            p.produce(topic, key=str(k).encode(), value=b"x" * 100)
-        if (t + 1) % abort_every == 0:
+            p.produce(topic, key=str(k).encode(), value=_value(ABORTED if aborts else COMMITTED))
+        if aborts:
             # Flush first: the aborted records must reach the log (that is what read_uncommitted shows),
             # and librdkafka aborting with produce requests still in flight met INVALID_TXN_STATE here.
             p.flush(CLIENT_CALL)
@@ -50,7 +63,7 @@ def write_audit_topic(
             committed_keys.extend(keys)
     p.begin_transaction()
     for k in committed_keys[:duplicates]:
-        p.produce(topic, key=str(k).encode(), value=b"x" * 100)
+        p.produce(topic, key=str(k).encode(), value=_value(COMMITTED))
     p.commit_transaction(CLIENT_CALL)
     return {
         "committed": len(committed_keys) + duplicates,
