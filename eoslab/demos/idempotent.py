@@ -147,3 +147,74 @@ def on_every_replica(cluster: Cluster, topic: str, partition: int, producer_ids:
 
 def high_watermark(cluster: Cluster, topic: str, partition: int) -> int:
     return ins.partition_offsets(cluster, topic, partition).high_watermark
+
+
+EPOCH_BUMP: dict[str, Any] = {
+    # The message gives up (2 s) long before its request would time out (60 s): a lost ack then
+    # leaves the record's fate unknown, and librdkafka bumps its epoch instead of retrying (KIP-360).
+    "message.timeout.ms": 2000,
+    "socket.timeout.ms": 60000,
+}
+"""Settings under which a lost acknowledgement ends in a KIP-360 epoch bump (see :func:`bump_epoch`)."""
+
+
+def bump_epoch(proxy: Any, p: Any, topic: str, partition: int, value: bytes | str) -> Delivery:
+    """Produce ``value`` while the proxy drops its acknowledgement, with ``p`` made with :data:`EPOCH_BUMP`.
+
+    The record reaches the log, but its message times out first: librdkafka reports
+    ``_MSG_TIMED_OUT`` and its NEXT batch goes out with the same producer id, epoch + 1 and
+    sequence 0. Observed on the real cluster (tests/integration/test_faults_replay.py).
+    """
+    with proxy.drop_response(api="Produce", client_id=p.client_id, partition=partition):
+        return send(p, topic, partition, value)
+
+
+def produce_requests(proxy: Any, client_id: str) -> pd.DataFrame:
+    """The Produce requests of one client as the proxy saw them: identity of each batch and its fate."""
+    cols = ["broker", "fate", "producer_id", "producer_epoch", "base_sequence", "base_offset", "error"]
+    frame = proxy.trace(client_id=client_id, api="Produce").frame()
+    return frame[[c for c in cols if c in frame.columns]]
+
+
+# Where the producer fields sit in a v2 record-batch header (see eoslab.protocol's record codec):
+# baseOffset 8 | batchLength 4 | partitionLeaderEpoch 4 | magic 1 | crc 4 | attributes 2 |
+# lastOffsetDelta 4 | baseTimestamp 8 | maxTimestamp 8 | producerId 8 | producerEpoch 2 | baseSequence 4
+PRODUCER_FIELDS = (("producerId", 43, 8), ("producerEpoch", 51, 2), ("baseSequence", 53, 4))
+
+
+def header_bytes(cluster: Cluster, topic: str, partition: int, offsets: list[int]) -> pd.DataFrame:
+    """The raw producer fields of the batches at ``offsets``, as the leader serves them (a Fetch).
+
+    Every v2 batch carries them: 8 + 2 + 4 bytes, all ``ff`` (-1) without idempotence.
+    """
+    import pandas as pd
+
+    from eoslab.protocol import KafkaConnection, parse_record_batches
+
+    node = cluster.topology.broker(cluster.leader(topic, partition))
+    rows = []
+    with KafkaConnection("127.0.0.1", node.client_port, client_id="eoslab-header-bytes", timeout=15.0) as conn:
+        for offset in offsets:
+            body = {
+                "ReplicaId": -1,
+                "MaxWaitMs": 0,
+                "MinBytes": 0,
+                "MaxBytes": 1 << 20,
+                "IsolationLevel": 0,
+                "Topics": [
+                    {
+                        "Topic": topic,
+                        "Partitions": [{"Partition": partition, "FetchOffset": offset, "PartitionMaxBytes": 1 << 20}],
+                    }
+                ],
+            }
+            blob = conn.request("Fetch", 12, body)["Responses"][0]["Partitions"][0]["Records"] or b""
+            header = next(h for h in parse_record_batches(blob) if h.base_offset <= offset <= h.last_offset)
+            raw = blob[header.position : header.position + header.size]
+            row: dict[str, Any] = {"base_offset": header.base_offset}
+            for name, start, width in PRODUCER_FIELDS:
+                row[f"{name} ({width} bytes)"] = raw[start : start + width].hex(" ")
+            row["producer fields, bits"] = 8 * sum(width for _, _, width in PRODUCER_FIELDS)
+            row["batch bytes"] = header.size
+            rows.append(row)
+    return pd.DataFrame(rows)

@@ -6,6 +6,8 @@ who fails task 2 can still pass task 3, and a check can be run again.
 
 from __future__ import annotations
 
+import functools
+import random
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +17,11 @@ from eoslab._heal import heal
 from eoslab.cluster import Cluster
 from eoslab.demos import idempotent as demo
 from eoslab.faults import Proxy, demo_producer_config
+from eoslab.grading import _lab01_cases as cases
 from eoslab.grading._checks import Verdict, guarded, verdict
+
+WORDS = ("apple", "birch", "cedar", "delta", "ember", "fjord", "grove", "heron", "inlet", "juniper", "kelp", "larch")
+"""Record values of the duplicate scenario (each run draws its own, suffixed with the run id)."""
 
 
 def _topic(cluster: Cluster, name: str, assignment: list[list[int]] | None = None) -> str:
@@ -26,7 +32,11 @@ def _topic(cluster: Cluster, name: str, assignment: list[list[int]] | None = Non
 
 @guarded("t1", points=2)
 def check_survives_ack_loss(cluster: Cluster, conf: dict[str, Any]) -> Verdict:
-    """Task 1: with the learner's settings, a lost acknowledgement must not write a second copy."""
+    """Task 1: with the learner's settings, a lost acknowledgement must not write a second copy.
+
+    The verdict says what the fault did: an answer that leaves the proxy's path (its own
+    ``bootstrap.servers``) or asks for no acknowledgement (``acks=0``) never loses one.
+    """
     if not isinstance(conf, dict):
         raise TypeError(f"conf must be a dict of librdkafka settings, not {type(conf).__name__}")
     proxy = Proxy.connect(cluster)
@@ -40,45 +50,112 @@ def check_survives_ack_loss(cluster: Cluster, conf: dict[str, Any]) -> Verdict:
         "client.id": cid,
     }
     p = ins.ObservedProducer(settings)
-    with proxy.drop_response(api="Produce", client_id=cid, close=True) as fault:
+    with proxy.drop_response(api="Produce", client_id=cid, close=True):
         delivery = demo.send(p, topic, 0, "exactly once, please")
-        fired = fault.fired
-    on_disk = demo.batches(cluster, topic, 0, values=False)
+    sent = proxy.trace(client_id=cid, api="Produce").where(via="client")
+    lost = [r for r in sent if str(r["fate"]).startswith("response dropped")]
+    on_disk = list(demo.batches(cluster, topic, 0, values=False)["base_offset"])
     cluster.admin.delete_topic(topic)
+    copies = f"{len(on_disk)} cop{'y' if len(on_disk) == 1 else 'ies'} on disk at offsets {on_disk}"
+    if not sent:
+        saw = f"no Produce request of your producer passed the fault proxy, so no acknowledgement was lost ({copies})"
+        hint = (
+            "leave bootstrap.servers to the check: the fault is injected on the proxy's path, and a producer "
+            "that bypasses it proves nothing."
+        )
+    elif all(r["request"].get("acks") == 0 for r in sent):
+        saw = (
+            f"your producer sent with acks=0: the broker answers nothing, so there was no acknowledgement to "
+            f"lose, and the producer cannot know whether the record arrived ({copies})"
+        )
+        hint = "ask the broker to acknowledge (acks=all); then, which setting makes its retry harmless?"
+    elif not delivery.ok:
+        saw = (
+            f"the acknowledgement was lost and your producer gave up: delivery failed with {delivery.error} "
+            f"although the record is there: {copies}"
+        )
+        hint = (
+            "a producer that does not retry writes at most once and reports written records as lost; let it "
+            "retry, and give the broker a way to recognise the retry (an id and sequence numbers)."
+        )
+    else:
+        saw = f"the acknowledgement was lost, the batch was sent {len(sent)} times, and {copies}"
+        hint = "which setting gives the producer an id and sequence numbers the broker can check?"
     return verdict(
         "t1",
-        delivery.ok and fired == 1 and len(on_disk) == 1,
-        ok="the ack was lost, the batch was sent again, and the broker kept one copy.",
-        saw=f"{len(on_disk)} batch(es) on disk at offsets {list(on_disk['base_offset'])} for one record "
-        f"(delivery: {delivery.error or 'ok'})",
-        expected="exactly 1 batch",
-        hint="which setting gives the producer an id and sequence numbers the broker can check?",
+        bool(sent) and bool(lost) and delivery.ok and len(on_disk) == 1,
+        ok=f"the ack was lost, the batch was sent {len(sent)} times, and the broker kept one copy.",
+        saw=saw,
+        expected="one copy on disk, delivered, after a lost acknowledgement",
+        hint=hint,
         points=2,
     )
 
 
-def duplicate_scenario(cluster: Cluster) -> tuple[str, list[ins.Batch], set[frozenset[int]]]:
+def duplicate_scenario(
+    cluster: Cluster, rng: random.Random | None = None
+) -> tuple[str, list[ins.Batch], set[frozenset[int]]]:
     """A real partition log with known duplicates, and the groups a correct answer returns.
 
-    1. an idempotent producer writes "a", "b", "c";
-    2. a non-idempotent producer's "x" loses its ack and is written twice (producer id -1);
-    3. a restarted application (a new idempotent producer) resends "c".
-    Only 2. is the same write twice; 3. is a new write that happens to repeat a value.
+    Interleaved, in an order drawn at run time:
+
+    - a non-idempotent producer writes 3 to 5 different records; the proxy drops the
+      acknowledgement of at least two of them (once or twice), so librdkafka's retries store
+      them 2 or 3 times (producer id -1, nothing the broker can recognise);
+    - idempotent producer A writes two records, loses an ack with a short message timeout
+      (the record IS on disk, the client is told ``_MSG_TIMED_OUT``) and bumps its epoch
+      (KIP-360), then re-sends that record at epoch 1, sequence 0;
+    - idempotent producer B (a restarted application) writes a record and re-sends one of A's.
+
+    Only the first kind is the same write twice; the re-sends are new writes with equal content.
     """
+    rng = rng or random.Random()
     proxy = Proxy.connect(cluster)
     topic = _topic(cluster, "dups")
     run = uuid.uuid4().hex[:6]
-    first = demo.producer(cluster, f"lab01-t2-a-{run}")
-    for v in ("a", "b", "c"):
-        demo.send(first, topic, 0, v)
+    a = demo.producer(cluster, f"lab01-t2-a-{run}", **demo.EPOCH_BUMP)
+    b = demo.producer(cluster, f"lab01-t2-b-{run}")
     plain = demo.producer(cluster, f"lab01-t2-x-{run}", idempotent=False)
-    with proxy.drop_response(api="Produce", client_id=plain.client_id, close=True):  # type: ignore[attr-defined]
-        demo.send(plain, topic, 0, "x")
-    restarted = demo.producer(cluster, f"lab01-t2-c-{run}")
-    demo.send(restarted, topic, 0, "c")
+
+    n = rng.randint(3, 5)
+    extra = [rng.choice((1, 2)) for _ in range(n)]  # lost acks -> extra copies
+    for i in rng.sample(range(n), rng.randint(1, n - 2)):
+        extra[i] = 0  # at least one write is NOT duplicated, at least two are
+    words = rng.sample(WORDS, n + 4)
+    plain_writes = [(f"{w}-{run}", k) for w, k in zip(words[:n], extra, strict=True)]
+    a0, a1, timed_out, b0 = (f"{w}-{run}" for w in words[n:])
+
+    def write_plain(value: str, copies: int) -> None:
+        if copies:
+            with proxy.drop_response(api="Produce", client_id=plain.client_id, close=True, times=copies):  # type: ignore[attr-defined]
+                demo.send(plain, topic, 0, value)
+        else:
+            demo.send(plain, topic, 0, value)
+
+    def write_a() -> None:
+        demo.send(a, topic, 0, a0)
+        demo.send(a, topic, 0, a1)
+        demo.bump_epoch(proxy, a, topic, 0, timed_out)  # on disk at epoch 0, reported as failed
+        demo.send(a, topic, 0, timed_out)  # the application re-sends it: epoch 1, sequence 0
+
+    def write_b() -> None:
+        demo.send(b, topic, 0, b0)
+        demo.send(b, topic, 0, a1)  # a restarted application resends A's record
+
+    steps: list[Callable[[], None]] = [functools.partial(write_plain, v, k) for v, k in plain_writes]
+    for idempotent in (write_a, write_b):
+        steps.insert(rng.randint(0, len(steps)), idempotent)
+    for step in steps:
+        step()
     log = list(ins.batches(cluster, topic, 0, records=True, data=True))
-    x_offsets = frozenset(b.base_offset for b in log if b.producer_id == -1)
-    return topic, log, {x_offsets}
+    want = set()
+    for value, _ in plain_writes:  # what reached the log decides, not the plan
+        offsets = frozenset(
+            x.base_offset for x in log if x.producer_id == -1 and x.records and x.records[0].value == value
+        )
+        if len(offsets) > 1:
+            want.add(offsets)
+    return topic, log, want
 
 
 def _groups(answer: Any) -> set[frozenset[int]]:
@@ -92,55 +169,77 @@ def _groups(answer: Any) -> set[frozenset[int]]:
 
 @guarded("t2", points=2)
 def check_find_duplicates(cluster: Cluster, find_duplicates: Callable[[list[ins.Batch]], Any]) -> Verdict:
-    """Task 2: the learner's ``find_duplicates`` on a real log that holds one duplicated write."""
+    """Task 2: the learner's ``find_duplicates`` on a real log with several duplicated writes and decoys."""
     topic, log, want = duplicate_scenario(cluster)
-    got = _groups(find_duplicates(log))
+    got = _groups(find_duplicates(list(log)))
     cluster.admin.delete_topic(topic)
     by_offset = {b.base_offset: b for b in log}
-    hint = (
+    rule = (
         "idempotent batches are the same write when (producer id, epoch, first seq, last seq) match; "
         "batches with producer id -1 carry no identity, so only their records can be compared."
     )
-    extra = got - want
-    if extra:
-        pids = sorted({by_offset[o].producer_id for g in extra for o in g if o in by_offset})
-        hint = (
-            f"your groups {sorted(map(sorted, extra))} join batches of producer ids {pids}: a restarted "
-            "producer gets a NEW id, so its resend is a new write (that is why idempotence cannot cover "
-            "an application restart). " + hint
+    reasons = [
+        f"your group {sorted(g)}: {why}"
+        for g in sorted(got - want, key=min)
+        if (why := cases.what_it_mixes(g, by_offset))
+    ]
+    missed = sorted(sorted(g) for g in want - got)
+    if missed:
+        reasons.append(
+            f"you missed {missed}: producer-id -1 batches with the same records, written by one send and its retries"
         )
     return verdict(
         "t2",
         got == want,
-        ok=f"found the one duplicated write: offsets {sorted(next(iter(want)))}.",
-        saw=sorted(map(sorted, got)),
-        expected=sorted(map(sorted, want)),
-        hint=hint,
+        ok=f"found the {len(want)} duplicated writes: offsets {sorted(sorted(g) for g in want)}.",
+        saw=sorted(sorted(g) for g in got),
+        expected=sorted(sorted(g) for g in want),
+        hint="; ".join(reasons[:2] + [rule]),
         points=2,
     )
 
 
 @guarded("t3")
 def check_new_leader(cluster: Cluster, predict_new_leader: Callable[[list[int], list[int], int], int]) -> Verdict:
-    """Task 3: predict which replica becomes leader when the leader is killed; then kill it and see."""
-    replicas = [1, 3, 2]
-    topic = _topic(cluster, "leader", [replicas])
-    isr = sorted(cluster.isr(topic, 0))
-    predicted = predict_new_leader(list(replicas), list(isr), 1)
+    """Task 3: predict the new leader on a table of cases, then kill a real leader and compare.
+
+    The table (drawn at run time) is judged first, without harming the cluster; then a broker
+    drawn at run time leads two partitions whose successors differ, and is killed.
+    """
+    rng = random.Random()
+    hint = (
+        "the controller walks the replica list in its assigned order and takes the first replica that is "
+        "in the ISR and alive."
+    )
+    wrong = []
+    for c in cases.leader_cases(rng):
+        got = predict_new_leader(list(c.replicas), list(c.isr), c.killed)
+        if got != c.expected:
+            wrong.append(f"{c}: you predicted {got!r}, the controller picks {c.expected}")
+    if wrong:
+        return verdict("t3", False, ok="", saw="; ".join(wrong[:3]), expected="the new leader in every case", hint=hint)
+
+    killed = rng.choice(sorted(cluster.brokers()))
+    a, b = rng.sample([x for x in cluster.brokers() if x != killed], 2)
+    assignment = [[killed, a, b], [killed, b, a]]
+    topic = _topic(cluster, "leader", assignment)
+    predicted, actual = {}, {}
     try:
-        cluster.kill("broker-1")
-        actual = cluster.wait_for_new_leader(topic, 0, old_leader=1)
+        for p, replicas in enumerate(assignment):
+            predicted[p] = predict_new_leader(list(replicas), sorted(cluster.isr(topic, p)), killed)
+        cluster.kill(f"broker-{killed}")
+        for p in predicted:
+            actual[p] = cluster.wait_for_new_leader(topic, p, old_leader=killed)
     finally:
         heal(cluster)
         cluster.admin.delete_topic(topic)
     return verdict(
         "t3",
         predicted == actual,
-        ok=f"broker {actual} took over, as you predicted.",
-        saw=f"you predicted broker {predicted}",
-        expected=f"broker {actual} (what the controller chose)",
-        hint="the controller walks the replica list in its assigned order and takes the first "
-        "replica that is in the ISR and alive.",
+        ok=f"broker {killed} died; brokers {actual[0]} and {actual[1]} took over its two partitions, as you predicted.",
+        saw=f"for replicas {assignment} with broker {killed} killed you predicted {[predicted[p] for p in (0, 1)]}",
+        expected=f"{[actual[p] for p in (0, 1)]} (what the controller chose)",
+        hint=hint,
     )
 
 
