@@ -1,4 +1,4 @@
-"""The flows of module 02 (producer-id ranges, KIP-730), shared by the notebook, its lab and the checks.
+"""The flows of module 02 (producer-id ranges), shared by the notebook, its lab and the checks.
 
 librdkafka sends a non-transactional InitProducerId to a broker of its own
 choosing; a lesson about which broker granted which id needs to choose. So the
@@ -172,12 +172,118 @@ def allocations(cluster: Cluster, broker: int | None = None) -> int:
     )
 
 
-def current_block(cluster: Cluster, broker: int) -> ins.ProducerIdBlock:
-    """The newest block the controller granted to ``broker``."""
-    mine = [b for b in ins.producer_id_blocks(cluster) if b.broker_id == broker and b.source == "log"]
-    if not mine:
-        raise EoslabError(f"Broker {broker} has never been granted a block: ask it for a producer id first.")
-    return mine[-1]
+PREFETCH_AT = int(PRODUCER_ID_BLOCK_SIZE * 0.9)
+"""A broker asks for its next block when it hands out id ``first + 900`` of its block (90 %, Kafka 4.1's
+``RPCProducerIdManager.PID_PREFETCH_THRESHOLD``) and keeps handing out the old block until it is used up."""
+
+
+def _grants_to(blocks: list[ins.ProducerIdBlock], broker: int) -> list[ins.ProducerIdBlock]:
+    """``broker``'s grants, oldest first, each once (a metadata snapshot repeats the newest grant)."""
+    seen: dict[int, ins.ProducerIdBlock] = {}
+    for b in blocks:
+        if b.broker_id == broker:
+            seen.setdefault(b.next_producer_id, b)
+    return sorted(seen.values(), key=lambda b: b.next_producer_id)
+
+
+def next_block(blocks: list[ins.ProducerIdBlock], broker: int, last_id: int) -> ins.ProducerIdBlock | None:
+    """The block ``broker``'s NEXT producer id comes from, given the last id it handed out.
+
+    Not simply the newest grant to ``broker``: from 90 % of a block on, the controller has
+    already recorded the next one (the prefetch), yet ids still come from the old block until it
+    is used up. None when the block of ``last_id`` is used up and no later grant is recorded
+    yet (the broker then answers COORDINATOR_LOAD_IN_PROGRESS while it asks).
+    """
+    mine = _grants_to(blocks, broker)
+    holding = [b for b in mine if last_id in b]
+    if not holding:
+        raise EoslabError(f"No block granted to broker {broker} holds producer id {last_id}.")
+    current = holding[-1]
+    if last_id + 1 < current.next_producer_id:
+        return current
+    return next((b for b in mine if b.first_producer_id >= current.next_producer_id), None)
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a broker stands in its blocks, learnt by asking it for one producer id."""
+
+    broker: int
+    last_id: int  # the id it just handed out
+    block: ins.ProducerIdBlock  # the block that id came from
+    prefetched: ins.ProducerIdBlock | None  # a block granted to it after ``block``, not in use yet
+
+    @property
+    def used(self) -> int:
+        """Ids of ``block`` handed out so far (``last_id`` included)."""
+        return self.last_id - self.block.first_producer_id + 1
+
+
+def position(
+    cluster: Cluster, client: PidClient, broker: int, blocks: list[ins.ProducerIdBlock] | None = None
+) -> Position:
+    """Ask ``broker`` for one producer id and find its block, and a prefetched one if any.
+
+    ``blocks`` saves reading the metadata log again (one JVM start) when the caller has just read
+    it and no grant happened since.
+    """
+    last = client.init(broker).producer_id
+    mine = _grants_to(list(ins.producer_id_blocks(cluster)) if blocks is None else blocks, broker)
+    holding = [b for b in mine if last in b]
+    if not holding:
+        raise EoslabError(f"Broker {broker} handed out {last}, but no ProducerIdsRecord grants it a block holding it.")
+    block = holding[-1]
+    later = [b for b in mine if b.first_producer_id >= block.next_producer_id]
+    return Position(broker, last, block, later[0] if later else None)
+
+
+def current_block(cluster: Cluster, broker: int, client: PidClient | None = None) -> ins.ProducerIdBlock:
+    """The block ``broker`` hands out ids from now (asks it for one id to know where it stands).
+
+    Before its 90 % mark that is its newest grant; between 90 % and 100 % the newest grant is the
+    prefetched next block and the ids still come from the one before it.
+    """
+    if client is None:
+        with PidClient(cluster, client_id="eoslab-current-block") as own:
+            return current_block(cluster, broker, own)
+    pos = position(cluster, client, broker)
+    if pos.last_id + 1 < pos.block.next_producer_id or pos.prefetched is None:
+        return pos.block
+    return pos.prefetched
+
+
+def _wait_for_grant(
+    cluster: Cluster, broker: int, after: ins.ProducerIdBlock, timeout: float = 20.0
+) -> list[ins.ProducerIdBlock]:
+    def granted() -> list[ins.ProducerIdBlock] | None:
+        blocks = list(ins.producer_id_blocks(cluster))
+        later = [b for b in _grants_to(blocks, broker) if b.first_producer_id >= after.next_producer_id]
+        return blocks if later else None
+
+    # AllocateProducerIds is answered once the controllers' quorum has the record: well under a second
+    # on a healthy cluster; the timeout covers a busy 2-core machine and a controller election.
+    found = wait_until(
+        granted, timeout=timeout, interval=0.2, what=f"a ProducerIdsRecord granting broker {broker} its next block"
+    )
+    assert found is not None
+    return found
+
+
+def grant_next_block(
+    cluster: Cluster, client: PidClient, broker: int, blocks: list[ins.ProducerIdBlock] | None = None
+) -> list[ins.ProducerIdBlock]:
+    """Hand out ids from ``broker`` until the controller grants it a NEW block; the grants then.
+
+    If the broker already holds a prefetched block, its current block is used up first, so the
+    new grant is a fresh AllocateProducerIds: the newest record in the metadata log, and the
+    last of ``broker``'s in the list returned. ``blocks``: as in :func:`position`.
+    """
+    pos = position(cluster, client, broker, blocks)
+    if pos.prefetched is not None:
+        client.burn(broker, pos.block.last_producer_id - pos.last_id)  # the rest of the old block
+        pos = Position(broker, pos.prefetched.first_producer_id - 1, pos.prefetched, None)
+    client.burn(broker, max(0, pos.block.first_producer_id + PREFETCH_AT - pos.last_id))
+    return _wait_for_grant(cluster, broker, pos.block)
 
 
 def restart_broker(cluster: Cluster, broker: int) -> None:
@@ -199,6 +305,7 @@ class Prefetch:
     block: ins.ProducerIdBlock
     next_block: ins.ProducerIdBlock
     used_when_asked: int  # ids of ``block`` handed out when the controller recorded ``next_block``
+    old_after_grant: int  # ids still handed out from ``block`` AFTER ``next_block`` was recorded
     refusals: int  # COORDINATOR_LOAD_IN_PROGRESS answers while crossing the boundary
 
 
@@ -206,16 +313,20 @@ def measure_prefetch(cluster: Cluster, client: PidClient, broker: int, overshoot
     """Burn through the rest of ``broker``'s block (and ``overshoot`` more), then line the grants up
     with the append time of the controller's next ProducerIdsRecord for that broker.
 
-    Approximate by design: the record's time is the controller's append time, a grant's the
-    client's receive time.
+    A broker already past its 90 % mark has its next block recorded: it first uses up the old one,
+    and the measurement is made on the block after. Approximate by design: the record's time is the
+    controller's append time, a grant's the client's receive time.
     """
-    current = current_block(cluster, broker)
-    issued = client.init(broker).producer_id - current.first_producer_id + 1
-    burst = client.burn(broker, PRODUCER_ID_BLOCK_SIZE - issued + overshoot)
-    time.sleep(1.0)  # the controller records the grant asynchronously
-    nxt = current_block(cluster, broker)
-    before = sum(1 for g in burst if g.at_ms <= nxt.append_time_ms and g.producer_id < current.next_producer_id)
-    return Prefetch(broker, current, nxt, issued + before, sum(len(g.refusals) for g in burst))
+    pos = position(cluster, client, broker)
+    if pos.prefetched is not None:
+        client.burn(broker, pos.block.last_producer_id - pos.last_id)
+        pos = position(cluster, client, broker)
+    current = pos.block
+    burst = client.burn(broker, current.last_producer_id - pos.last_id + overshoot)
+    nxt = _grants_to(_wait_for_grant(cluster, broker, current), broker)[-1]
+    old = [g for g in burst if g.producer_id in current]
+    before = sum(1 for g in old if g.at_ms <= nxt.append_time_ms)
+    return Prefetch(broker, current, nxt, pos.used + before, len(old) - before, sum(len(g.refusals) for g in burst))
 
 
 def transactional_grants(cluster: Cluster, prefix: str, brokers: tuple[int, ...] = (1, 3)) -> pd.DataFrame:
@@ -224,7 +335,7 @@ def transactional_grants(cluster: Cluster, prefix: str, brokers: tuple[int, ...]
     import pandas as pd
 
     candidates = [f"{prefix}-txn-{i}" for i in range(200)]
-    predicted = ins.predict_coordinators(cluster, candidates)  # abs(hash) % 50 -> that partition's leader
+    predicted = ins.predict_coordinators(cluster, candidates)  # Utils.abs(hashCode) % 50 -> its leader
     chosen = {b: next(c.key for c in predicted if c.predicted == b) for b in brokers}
     confirmed = {c.key: c.reported for c in ins.coordinators(cluster, list(chosen.values()))}  # FindCoordinator
     rows = []

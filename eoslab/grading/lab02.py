@@ -7,13 +7,15 @@ learner's functions with what the controllers recorded.
 
 from __future__ import annotations
 
+import random
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 from eoslab import inspect as ins
 from eoslab.cluster import Cluster
-from eoslab.demos.pid_ranges import PidClient, allocations, restart_broker
+from eoslab.demos.pid_ranges import PidClient, allocations, grant_next_block, position, restart_broker
 from eoslab.grading._checks import Verdict, guarded, verdict
 
 EDGES = (0, 1, 999, 1000, 1999, 2000, 123456)
@@ -39,42 +41,92 @@ def check_block_of(block_of: Callable[[int], Any]) -> Verdict:
 
 @guarded("t2", points=2)
 def check_owner_of(cluster: Cluster, owner_of: Callable[[int, list[ins.ProducerIdBlock]], Any]) -> Verdict:
-    """Task 2: ``owner_of(pid, blocks)`` names the broker that was granted the block holding ``pid``."""
-    with PidClient(cluster, client_id="lab02-t2") as pc:
+    """Task 2: ``owner_of(pid, blocks)`` names the broker that was granted the block holding ``pid``.
+
+    Asked for fresh ids from every broker, and for the first and last id of granted blocks drawn
+    at run time (the edges of ``[first, next)`` catch an inclusive end or an exclusive start).
+    """
+    rng = random.Random()
+    with PidClient(cluster, client_id=f"lab02-t2-{uuid.uuid4().hex[:6]}") as pc:
         grants = [pc.init(b) for b in (1, 2, 3) for _ in range(2)]
     blocks = list(ins.producer_id_blocks(cluster))
-    wrong = [
-        f"owner_of({g.producer_id}) = {owner_of(g.producer_id, blocks)!r}, but broker {g.broker} granted it"
-        for g in grants
-        if owner_of(g.producer_id, blocks) != g.broker
-    ]
+    questions = [(g.producer_id, g.broker, f"broker {g.broker} granted it just now") for g in grants]
+    unique = list({b.next_producer_id: b for b in blocks}.values())
+    for b in rng.sample(unique, min(4, len(unique))):
+        questions += [
+            (b.first_producer_id, b.broker_id, f"the first id of broker {b.broker_id}'s block"),
+            (b.last_producer_id, b.broker_id, f"the last id of broker {b.broker_id}'s block"),
+        ]
+    wrong = []
+    for pid, broker, why in questions:
+        got = owner_of(pid, list(blocks))
+        if got != broker:
+            wrong.append(f"owner_of({pid}) = {got!r}, but it is {why}")
     return verdict(
         "t2",
         not wrong,
-        ok="you named the granting broker of every fresh id.",
+        ok=f"you named the granting broker of {len(questions)} ids, fresh ones and the edges of blocks.",
         saw="; ".join(wrong[:3]),
-        hint="a ProducerIdBlock has broker_id and the range [first_producer_id, next_producer_id); "
-        "the newest block that contains the id is the one that counts.",
+        hint="a ProducerIdBlock has broker_id and the range [first_producer_id, next_producer_id): the first "
+        "id is in, next_producer_id is not; the newest block that contains the id is the one that counts.",
         points=2,
     )
 
 
 @guarded("t3", points=2)
-def check_predict_block(cluster: Cluster, predict_block: Callable[[list[ins.ProducerIdBlock], int], Any]) -> Verdict:
-    """Task 3: predict the block broker 2's next producer id comes from, then ask broker 2 for one."""
-    with PidClient(cluster, client_id="lab02-t3") as pc:
-        pc.init(2)  # make sure broker 2 holds a block now
+def check_predict_block(
+    cluster: Cluster, predict_block: Callable[[list[ins.ProducerIdBlock], int, int], Any]
+) -> Verdict:
+    """Task 3: ``predict_block(blocks, 2, last_id)``, the block broker 2's NEXT id comes from.
+
+    Asked three times against real grants, after the check arranged them: another broker was
+    granted a block, broker 2 passed its 90 % mark (its next block is recorded, not in use yet), a
+    third broker became the newest grantee; then at broker 2's last id of the block, and in the
+    block after. Each prediction is compared with the id broker 2 then hands out.
+    """
+    rng = random.Random()
+    first_other, newest = rng.sample([1, 3], 2)
+    with PidClient(cluster, client_id=f"lab02-t3-{uuid.uuid4().hex[:6]}") as pc:
         blocks = list(ins.producer_id_blocks(cluster))
-        predicted = tuple(predict_block(blocks, 2))
-        grant = pc.init(2)
-    first, end = predicted
+        pos = position(cluster, pc, 2, blocks)
+        if pos.prefetched is not None:  # broker 2 starts a block it has not prefetched after
+            pc.burn(2, pos.block.last_producer_id - pos.last_id)
+        blocks = grant_next_block(cluster, pc, first_other, blocks)  # broker 2's next block won't follow its own
+        blocks = grant_next_block(cluster, pc, 2, blocks)  # past 90 %: recorded, ids still from the old block
+        prefetched = [b for b in blocks if b.broker_id == 2][-1]
+        last = pc.burn(2, rng.randint(1, 60))[-1].producer_id
+        blocks = grant_next_block(cluster, pc, newest, blocks)  # the newest grant overall is not broker 2's
+        old = ins.block_of(last, [b for b in blocks if b.broker_id == 2])
+        assert old is not None
+        cases = []
+        for name in ("past 90 %", "the last id of its block", "in the next block"):
+            if name == "the last id of its block":
+                last = pc.burn(2, old.last_producer_id - last)[-1].producer_id
+            first, end = tuple(predict_block(list(blocks), 2, last))
+            nxt = pc.init(2).producer_id
+            cases.append((name, last, (first, end), nxt))
+            last = nxt
+    wrong = [c for c in cases if not c[2][0] <= c[3] < c[2][1]]
+    why = {
+        "past 90 %": "past 90 % the next block is already granted (the prefetch), but the broker hands out "
+        "ids from its current block until it is used up",
+        "the last id of its block": "after the last id of a block the next comes from the next block granted "
+        "to THAT broker, which need not follow the old one (other brokers were granted blocks in between)",
+        "in the next block": "the block just started is the current one",
+    }
+    hint = "; ".join(why[c[0]] for c in wrong[:2])
+    if any((b := ins.block_of(c[2][0], blocks)) is not None and b.broker_id != 2 for c in wrong):
+        hint = "blocks are per broker: the newest block overall may belong to another broker; " + hint
     return verdict(
         "t3",
-        first <= grant.producer_id < end,
-        ok=f"broker 2 answered {grant.producer_id}, inside [{first}, {end}).",
-        saw=f"broker 2 answered {grant.producer_id}, outside your [{first}, {end})",
-        expected="an id inside broker 2's current block",
-        hint="blocks are per broker: find the NEWEST block granted to broker 2, not the newest overall.",
+        not wrong,
+        ok="broker 2 answered inside your block each time: past its 90 % mark, at the end of a block, and after.",
+        saw="; ".join(
+            f"{n} (last id {last}): you said [{f}, {e}), broker 2 answered {nxt}" for n, last, (f, e), nxt in wrong
+        ),
+        expected=f"ids inside broker 2's current block (its prefetched block is [{prefetched.first_producer_id}, "
+        f"{prefetched.next_producer_id}))",
+        hint=hint + ".",
         points=2,
     )
 
