@@ -14,7 +14,7 @@ MODULES = [
         "The idempotent producer",
         "producer id + epoch, sequence numbers on disk, a lost ack retried without a duplicate",
     ),
-    ("02_pid_ranges", "Producer-ID ranges (KIP-730)", "blocks of 1000 ids per broker, in the metadata log"),
+    ("02_pid_ranges", "Producer-ID ranges", "blocks of 1000 ids per broker, granted by the controller (KIP-730)"),
     ("03_transactions", "Transactions", "coordinators, AddPartitionsToTxn, EndTxn, markers, fencing a zombie"),
     ("04_read_committed", "read_committed", "aborted data on disk but invisible; the last stable offset"),
     ("05_exactly_once_pipeline", "An exactly-once pipeline", "consume-transform-produce, killed and restarted"),

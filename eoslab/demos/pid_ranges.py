@@ -252,9 +252,11 @@ def current_block(cluster: Cluster, broker: int, client: PidClient | None = None
     return pos.prefetched
 
 
-def _wait_for_grant(
+def wait_for_grant(
     cluster: Cluster, broker: int, after: ins.ProducerIdBlock, timeout: float = 20.0
 ) -> list[ins.ProducerIdBlock]:
+    """Until the metadata log holds a grant to ``broker`` after the block ``after``; all grants then."""
+
     def granted() -> list[ins.ProducerIdBlock] | None:
         blocks = list(ins.producer_id_blocks(cluster))
         later = [b for b in _grants_to(blocks, broker) if b.first_producer_id >= after.next_producer_id]
@@ -283,7 +285,7 @@ def grant_next_block(
         client.burn(broker, pos.block.last_producer_id - pos.last_id)  # the rest of the old block
         pos = Position(broker, pos.prefetched.first_producer_id - 1, pos.prefetched, None)
     client.burn(broker, max(0, pos.block.first_producer_id + PREFETCH_AT - pos.last_id))
-    return _wait_for_grant(cluster, broker, pos.block)
+    return wait_for_grant(cluster, broker, pos.block)
 
 
 def restart_broker(cluster: Cluster, broker: int) -> None:
@@ -307,6 +309,24 @@ class Prefetch:
     used_when_asked: int  # ids of ``block`` handed out when the controller recorded ``next_block``
     old_after_grant: int  # ids still handed out from ``block`` AFTER ``next_block`` was recorded
     refusals: int  # COORDINATOR_LOAD_IN_PROGRESS answers while crossing the boundary
+    headroom_ms: float | None  # from the id at 90 % (the request) to the block's last id
+    grant_ms: float | None  # from the id at 90 % to the controller's record of the next block
+
+    def explain(self) -> str:
+        """Whether the prefetch came in time, in a sentence, from what was measured."""
+        if self.headroom_ms is None or self.grant_ms is None:
+            return f"{self.refusals} refusal(s) at the boundary (the 90 % id was handed out before the burst)."
+        pace = (
+            f"the last {PRODUCER_ID_BLOCK_SIZE - PREFETCH_AT} ids of the block went by in {self.headroom_ms:.0f} ms; "
+            f"the controller recorded the next block {self.grant_ms:.0f} ms after the request"
+        )
+        if self.refusals == 0:
+            return f"No refusal at the boundary: {pace}, so the next block was there before it was needed."
+        return (
+            f"{self.refusals} refusal(s) at the boundary: {pace}. This burst is far faster than real producers "
+            "start, so the old block ran out first, the broker answered COORDINATOR_LOAD_IN_PROGRESS, and the "
+            "client retried."
+        )
 
 
 def measure_prefetch(cluster: Cluster, client: PidClient, broker: int, overshoot: int = 20) -> Prefetch:
@@ -315,7 +335,7 @@ def measure_prefetch(cluster: Cluster, client: PidClient, broker: int, overshoot
 
     A broker already past its 90 % mark has its next block recorded: it first uses up the old one,
     and the measurement is made on the block after. Approximate by design: the record's time is the
-    controller's append time, a grant's the client's receive time.
+    controller's append time, a grant's the client's receive time (one machine, one clock).
     """
     pos = position(cluster, client, broker)
     if pos.prefetched is not None:
@@ -323,10 +343,22 @@ def measure_prefetch(cluster: Cluster, client: PidClient, broker: int, overshoot
         pos = position(cluster, client, broker)
     current = pos.block
     burst = client.burn(broker, current.last_producer_id - pos.last_id + overshoot)
-    nxt = _grants_to(_wait_for_grant(cluster, broker, current), broker)[-1]
+    nxt = _grants_to(wait_for_grant(cluster, broker, current), broker)[-1]
     old = [g for g in burst if g.producer_id in current]
     before = sum(1 for g in old if g.at_ms <= nxt.append_time_ms)
-    return Prefetch(broker, current, nxt, pos.used + before, len(old) - before, sum(len(g.refusals) for g in burst))
+    at = {g.producer_id: g.at_ms for g in burst}
+    asked = at.get(current.first_producer_id + PREFETCH_AT)
+    used_up = at.get(current.last_producer_id)
+    return Prefetch(
+        broker,
+        current,
+        nxt,
+        pos.used + before,
+        len(old) - before,
+        sum(len(g.refusals) for g in burst),
+        None if asked is None or used_up is None else float(used_up - asked),
+        None if asked is None else float(nxt.append_time_ms - asked),
+    )
 
 
 def transactional_grants(cluster: Cluster, prefix: str, brokers: tuple[int, ...] = (1, 3)) -> pd.DataFrame:

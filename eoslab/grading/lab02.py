@@ -8,14 +8,20 @@ learner's functions with what the controllers recorded.
 from __future__ import annotations
 
 import random
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 from eoslab import inspect as ins
 from eoslab.cluster import Cluster
-from eoslab.demos.pid_ranges import PidClient, allocations, grant_next_block, position, restart_broker
+from eoslab.demos.pid_ranges import (
+    PidClient,
+    allocations,
+    grant_next_block,
+    position,
+    restart_broker,
+    wait_for_grant,
+)
 from eoslab.grading._checks import Verdict, guarded, verdict
 
 EDGES = (0, 1, 999, 1000, 1999, 2000, 123456)
@@ -137,8 +143,12 @@ def check_allocations(cluster: Cluster, predicted: Any) -> Verdict:
     before = allocations(cluster, 3)
     restart_broker(cluster, 3)
     with PidClient(cluster, client_id="lab02-t4") as pc:
-        pc.burn(3, 2000)
-    time.sleep(1.0)  # the controller records a grant asynchronously; the last prefetch may trail the ids
+        last = pc.burn(3, 2000)[-1].producer_id
+    # The last id is past 90 % of broker 3's second block: wait for that prefetch's record, which the
+    # controller appends asynchronously, before counting.
+    block = ins.block_of(last, [b for b in ins.producer_id_blocks(cluster) if b.broker_id == 3])
+    assert block is not None
+    wait_for_grant(cluster, 3, block)
     actual = allocations(cluster, 3) - before
     return verdict(
         "t4",
