@@ -12,7 +12,12 @@ broker 2 handed out 1000.
 
 The records are read from a CONTROLLER's copy of the metadata log (every
 voter has it): the ``.log`` segments and, once the log was snapshotted, the
-``.checkpoint`` files (a snapshot keeps only the last grant).
+``.checkpoint`` files. A snapshot keeps only the newest grant, and without its
+grantee: seen on the real cluster after about an hour up, its ProducerIdsRecord
+says ``brokerId: -1, brokerEpoch: -1`` (the metadata image holds only
+NextProducerId). Listed after the log, such a copy would look like the newest
+grant of a block to "broker -1"; so a snapshot's grant is kept only when the
+log no longer holds it, and the grants are returned in grant order.
 """
 
 from __future__ import annotations
@@ -63,7 +68,11 @@ class ProducerIdBlock:
 
 
 def parse_pid_blocks(files: list[DumpedFile]) -> list[ProducerIdBlock]:
-    """The ``PRODUCER_IDS_RECORD`` entries of ``--cluster-metadata-decoder`` output, in file then offset order."""
+    """The grants in ``--cluster-metadata-decoder`` output, in grant order (ids only grow), each once.
+
+    A snapshot's ``PRODUCER_IDS_RECORD`` (``broker_id`` -1) is kept only when no log record holds
+    the same grant: after the log segments holding it were deleted, it is the only trace left.
+    """
     out = []
     for f in files:
         source = "snapshot" if f.path.endswith(".checkpoint") else "log"
@@ -84,7 +93,9 @@ def parse_pid_blocks(files: list[DumpedFile]) -> list[ProducerIdBlock]:
                         file=f.path,
                     )
                 )
-    return out
+    logged = {b.next_producer_id for b in out if b.source == "log"}
+    kept = {b.next_producer_id: b for b in reversed(out) if b.source == "log" or b.next_producer_id not in logged}
+    return sorted(kept.values(), key=lambda b: b.next_producer_id)
 
 
 def producer_id_blocks(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -125,6 +126,37 @@ def test_cluster_metadata_producer_id_blocks():
     assert ins.block_of(1000, blocks) is blocks[1]
     assert ins.block_of(5000, blocks) is None
     assert b.append_time_ms == 1795646594200
+
+
+def test_a_metadata_snapshot_repeats_the_newest_grant_without_its_broker():
+    snapshot = ins.parse_dump(read("dump_metadata_snapshot.txt"))
+    (alone,) = ins.parse_pid_blocks(snapshot)
+    # Seen on the cluster: the image keeps only NextProducerId, so the snapshot's record has no grantee.
+    assert (alone.broker_id, alone.broker_epoch, alone.next_producer_id, alone.source) == (-1, -1, 139000, "snapshot")
+    log = ins.parse_dump(read("dump_cluster_metadata.txt"))
+    # Its grant is no longer in the log: it stays, in grant order (after the log's older grants).
+    assert [b.next_producer_id for b in ins.parse_pid_blocks(log + snapshot)] == [1000, 2000, 3000, 139000]
+    # A snapshot of a grant the log still holds is a copy: the log's record (with its broker) counts.
+    copy = [
+        replace(
+            f,
+            batches=[
+                replace(
+                    b,
+                    records=[replace(r, value=r.value.replace("139000", "2000")) if r.value else r for r in b.records],
+                )
+                for b in f.batches
+            ],
+        )
+        for f in snapshot
+    ]
+    blocks = ins.parse_pid_blocks(log + copy)
+    assert [(b.broker_id, b.next_producer_id, b.source) for b in blocks] == [
+        (3, 1000, "log"),
+        (2, 2000, "log"),
+        (1, 3000, "log"),
+    ]
+    assert ins.block_of(1500, blocks).broker_id == 2
 
 
 def test_metadata_leader_change_is_a_control_record():
