@@ -252,40 +252,63 @@ def current_block(cluster: Cluster, broker: int, client: PidClient | None = None
     return pos.prefetched
 
 
-def wait_for_grant(
-    cluster: Cluster, broker: int, after: ins.ProducerIdBlock, timeout: float = 20.0
+def wait_for_grants(
+    cluster: Cluster, after: dict[int, ins.ProducerIdBlock], timeout: float = 20.0
 ) -> list[ins.ProducerIdBlock]:
-    """Until the metadata log holds a grant to ``broker`` after the block ``after``; all grants then."""
+    """Until the metadata log holds, for each broker of ``after``, a grant after the block given; all grants then.
+
+    One read of the metadata log per try (a JVM start, and a longer read the longer the cluster
+    has been up: the controllers append a NoOpRecord every 500 ms), so callers ask once for all.
+    """
 
     def granted() -> list[ins.ProducerIdBlock] | None:
         blocks = list(ins.producer_id_blocks(cluster))
-        later = [b for b in _grants_to(blocks, broker) if b.first_producer_id >= after.next_producer_id]
-        return blocks if later else None
+        for broker, block in after.items():
+            if not any(b.first_producer_id >= block.next_producer_id for b in _grants_to(blocks, broker)):
+                return None
+        return blocks
 
     # AllocateProducerIds is answered once the controllers' quorum has the record: well under a second
     # on a healthy cluster; the timeout covers a busy 2-core machine and a controller election.
     found = wait_until(
-        granted, timeout=timeout, interval=0.2, what=f"a ProducerIdsRecord granting broker {broker} its next block"
+        granted,
+        timeout=timeout,
+        interval=0.2,
+        what=f"ProducerIdsRecords granting broker(s) {sorted(after)} their next block",
     )
     assert found is not None
     return found
 
 
-def grant_next_block(
-    cluster: Cluster, client: PidClient, broker: int, blocks: list[ins.ProducerIdBlock] | None = None
+def wait_for_grant(
+    cluster: Cluster, broker: int, after: ins.ProducerIdBlock, timeout: float = 20.0
 ) -> list[ins.ProducerIdBlock]:
-    """Hand out ids from ``broker`` until the controller grants it a NEW block; the grants then.
+    """Until the metadata log holds a grant to ``broker`` after the block ``after``; all grants then."""
+    return wait_for_grants(cluster, {broker: after}, timeout)
 
-    If the broker already holds a prefetched block, its current block is used up first, so the
-    new grant is a fresh AllocateProducerIds: the newest record in the metadata log, and the
-    last of ``broker``'s in the list returned. ``blocks``: as in :func:`position`.
+
+def ask_for_next_block(
+    cluster: Cluster, client: PidClient, broker: int, blocks: list[ins.ProducerIdBlock] | None = None
+) -> ins.ProducerIdBlock:
+    """Hand out ids from ``broker`` until it asks the controller for a NEW block; the block it asked after.
+
+    If the broker already holds a prefetched block, its current block is used up first, so what it
+    asks for is a fresh AllocateProducerIds. The grant is recorded asynchronously: see
+    :func:`wait_for_grants`. ``blocks``: as in :func:`position`.
     """
     pos = position(cluster, client, broker, blocks)
     if pos.prefetched is not None:
         client.burn(broker, pos.block.last_producer_id - pos.last_id)  # the rest of the old block
         pos = Position(broker, pos.prefetched.first_producer_id - 1, pos.prefetched, None)
     client.burn(broker, max(0, pos.block.first_producer_id + PREFETCH_AT - pos.last_id))
-    return wait_for_grant(cluster, broker, pos.block)
+    return pos.block
+
+
+def grant_next_block(
+    cluster: Cluster, client: PidClient, broker: int, blocks: list[ins.ProducerIdBlock] | None = None
+) -> list[ins.ProducerIdBlock]:
+    """:func:`ask_for_next_block`, then wait for the grant: the grants then, the new one the newest."""
+    return wait_for_grant(cluster, broker, ask_for_next_block(cluster, client, broker, blocks))
 
 
 def restart_broker(cluster: Cluster, broker: int) -> None:

@@ -17,10 +17,11 @@ from eoslab.cluster import Cluster
 from eoslab.demos.pid_ranges import (
     PidClient,
     allocations,
-    grant_next_block,
+    ask_for_next_block,
     position,
     restart_broker,
     wait_for_grant,
+    wait_for_grants,
 )
 from eoslab.grading._checks import Verdict, guarded, verdict
 
@@ -97,11 +98,16 @@ def check_predict_block(
         pos = position(cluster, pc, 2, blocks)
         if pos.prefetched is not None:  # broker 2 starts a block it has not prefetched after
             pc.burn(2, pos.block.last_producer_id - pos.last_id)
-        blocks = grant_next_block(cluster, pc, first_other, blocks)  # broker 2's next block won't follow its own
-        blocks = grant_next_block(cluster, pc, 2, blocks)  # past 90 %: recorded, ids still from the old block
-        prefetched = [b for b in blocks if b.broker_id == 2][-1]
+        # Three AllocateProducerIds, in this order (each a burst of ids after the one before):
+        # another broker's, so broker 2's next block will not follow its current one;
+        asked = {first_other: ask_for_next_block(cluster, pc, first_other, blocks)}
+        # broker 2's, at 90 %: its next block is recorded, yet its ids still come from the current one;
+        asked[2] = ask_for_next_block(cluster, pc, 2, blocks)
         last = pc.burn(2, rng.randint(1, 60))[-1].producer_id
-        blocks = grant_next_block(cluster, pc, newest, blocks)  # the newest grant overall is not broker 2's
+        # a third broker's, so the newest grant overall is not broker 2's.
+        asked[newest] = ask_for_next_block(cluster, pc, newest, blocks)
+        blocks = wait_for_grants(cluster, asked)  # one read of the metadata log for the three
+        prefetched = [b for b in blocks if b.broker_id == 2][-1]
         old = ins.block_of(last, [b for b in blocks if b.broker_id == 2])
         assert old is not None
         cases = []
