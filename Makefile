@@ -8,6 +8,8 @@ STAMP  := $(VENV)/.installed
 # nbval runs every notebook and solution that exists; labs are graded by `eoslab grade`.
 NOTEBOOKS := $(wildcard notebooks/*.ipynb solutions/*.ipynb)
 PYTEST_ARGS ?=
+# Extra arguments for `jupyter lab`, e.g. make lab LAB_ARGS="--port=8890 --no-browser".
+LAB_ARGS ?=
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lab test unit up down status heal reset compose lint strip
@@ -25,9 +27,9 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)  ## create .venv, install the kit, check Java 17+, resolve the Kafka jars (idempotent)
 	@$(BIN)/eoslab setup
 
-lab: setup  ## start the cluster and open the course in JupyterLab
+lab: setup  ## start the cluster and open the course in JupyterLab (serves this folder, opens the index)
 	$(BIN)/eoslab up
-	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/index.ipynb
+	$(BIN)/eoslab lab $(LAB_ARGS)
 
 # The whole test suite against the real cluster; stops the cluster afterwards only if it started it.
 test: setup  ## run the whole test suite (unit, cluster, notebooks) against a real cluster

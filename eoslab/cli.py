@@ -223,6 +223,17 @@ def cmd_labs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_lab(args: argparse.Namespace) -> int:
+    """Replace this process with JupyterLab serving the course (the cluster is `eoslab up`'s job)."""
+    import os
+
+    from eoslab.course import lab_argv
+
+    argv = lab_argv(None, *args.jupyter_args)
+    os.execv(argv[0], argv)
+    return 0  # not reached
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="eoslab", description="The eoslab Kafka cluster and course kit.")
     p.add_argument("--backend", choices=["local", "docker"], default=None, help="default: $EOSLAB_BACKEND or local")
@@ -262,6 +273,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--limit", type=float, default=NOTEBOOK_LIMIT, help="with --rerun: seconds per notebook")
     s.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT)
     s.set_defaults(func=cmd_grade)
+    s = sub.add_parser(
+        "lab",
+        help="open the course in JupyterLab (the repository root served, the index opened); "
+        "other arguments go to jupyter lab, e.g. --port=8890 --no-browser",
+    )
+    s.set_defaults(func=cmd_lab)
     s = sub.add_parser("labs", help="generate labs/ from solutions/")
     s.add_argument("--check", action="store_true", help="fail if a lab differs from its solution")
     s.set_defaults(func=cmd_labs)
@@ -282,7 +299,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and args.command != "lab":
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.jupyter_args = unknown  # `eoslab lab --port=8890`: jupyter lab's own options
     try:
         return int(args.func(args))
     except EoslabError as exc:

@@ -1,0 +1,9 @@
+"""The course as learners and instructors meet it: JupyterLab, the machine check, the classroom kit.
+
+``lab_argv`` is the command line of `make lab` (the repository root served, the index opened);
+``doctor`` checks a machine before a lesson; ``pack`` writes the offline workshop bundle.
+"""
+
+from eoslab.course._lab import INDEX, course_root, lab_argv
+
+__all__ = ["INDEX", "course_root", "lab_argv"]
