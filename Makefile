@@ -63,4 +63,4 @@ lint: $(STAMP)  ## ruff format --check + ruff + mypy (tests/unit/test_lint.py ru
 	$(BIN)/mypy eoslab
 
 strip: $(STAMP)  ## strip outputs from every notebook before committing
-	$(BIN)/nbstripout notebooks/*.ipynb labs/*.ipynb solutions/*.ipynb 2>/dev/null || true
+	$(BIN)/nbstripout --keep-id notebooks/*.ipynb labs/*.ipynb solutions/*.ipynb 2>/dev/null || true
