@@ -32,7 +32,8 @@ lab: setup  ## start the cluster and open the course in JupyterLab (serves this 
 	$(BIN)/eoslab lab $(LAB_ARGS)
 
 # The whole test suite against the real cluster; stops the cluster afterwards only if it started it.
-test: setup  ## run the whole test suite (unit, cluster, notebooks) against a real cluster
+test: setup  ## run the whole test suite (unit, cluster, notebooks, the course in Chromium) against a real cluster
+	@bash tools/system/chromium.sh  # Debian's Chromium for tests/browser (root + apt; EOSLAB_INSTALL_CHROMIUM=0 skips)
 	@if $(BIN)/eoslab status >/dev/null 2>&1; then was_up=1; else was_up=; fi; \
 	$(BIN)/eoslab up && \
 	$(BIN)/python -m pytest tests $(NOTEBOOKS) --nbval-lax --nbval-current-env --nbval-cell-timeout=120 \
