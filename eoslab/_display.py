@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from eoslab._mermaid_svg import mermaid_svg
 
 

@@ -94,12 +94,12 @@ def sequence_svg(diagram: str) -> str | None:
                     gaps[g] = max(gaps[g], need)
     first_w = max(_text_w(seq.participants[aliases[0]]) + 2 * PAD, 100.0)
     xs = [PAD + first_w / 2]
-    for g in gaps:
-        xs.append(xs[-1] + g)
+    for gap in gaps:
+        xs.append(xs[-1] + gap)
     last_w = max(_text_w(seq.participants[aliases[-1]]) + 2 * PAD, 100.0)
     notes_w = max([_text_w(ev[3]) + 2 * PAD for ev in seq.events if ev[0] == "note"] or [0.0])
     width = max(xs[-1] + last_w / 2 + PAD, xs[0] + notes_w / 2 + PAD)
-    top = PAD + BOX_H
+    top: float = PAD + BOX_H
     height = top + ROW_H * (len(seq.events) + 1) + BOX_H + 2 * PAD
 
     out = [
@@ -111,10 +111,12 @@ def sequence_svg(diagram: str) -> str | None:
         f"<rect width='{width:.0f}' height='{height:.0f}' fill='white'/>",
     ]
     bottom = height - PAD - BOX_H
-    for a, x in zip(aliases, xs):
+    for a, x in zip(aliases, xs, strict=True):
         name = seq.participants[a]
         w = max(_text_w(name) + 2 * PAD, 100.0)
-        out.append(f"<line x1='{x:.0f}' y1='{top}' x2='{x:.0f}' y2='{bottom:.0f}' stroke='#999' stroke-dasharray='3,3'/>")
+        out.append(
+            f"<line x1='{x:.0f}' y1='{top}' x2='{x:.0f}' y2='{bottom:.0f}' stroke='#999' stroke-dasharray='3,3'/>"
+        )
         for y in (PAD, bottom):
             out.append(
                 f"<rect x='{x - w / 2:.0f}' y='{y:.0f}' width='{w:.0f}' height='{BOX_H}' rx='3' "
@@ -128,7 +130,8 @@ def sequence_svg(diagram: str) -> str | None:
             w = max(_text_w(ev[3]) + 2 * PAD, xb - xa + 2 * PAD)
             cx = (xa + xb) / 2
             out.append(
-                f"<rect x='{cx - w / 2:.0f}' y='{y - 18:.0f}' width='{w:.0f}' height='22' fill='#fff5ad' stroke='#aaaa33'/>"
+                f"<rect x='{cx - w / 2:.0f}' y='{y - 18:.0f}' width='{w:.0f}' height='22' "
+                "fill='#fff5ad' stroke='#aaaa33'/>"
             )
             out.append(_t(cx, y - 3, ev[3]))
             continue
@@ -138,7 +141,8 @@ def sequence_svg(diagram: str) -> str | None:
         lost = arrow.endswith("x")
         if x1 == x2:  # a message to oneself: a small loop
             out.append(
-                f"<path d='M{x1:.0f},{y - 6} h40 v12 h-40' fill='none' stroke='#333'{dashed} marker-end='url(#eos-seq-head)'/>"
+                f"<path d='M{x1:.0f},{y - 6} h40 v12 h-40' fill='none' stroke='#333'{dashed} "
+                "marker-end='url(#eos-seq-head)'/>"
             )
             out.append(_t(x1 + 46, y - 8, text, anchor="start"))
             continue

@@ -74,8 +74,10 @@ def test_index_lab_and_notebook_01_in_chromium(lab, chromium, artifacts):
             nb = page.locator(".jp-NotebookPanel:visible", has=page.locator("h1", has_text="01 · The idempotent"))
             nb.wait_for()
             wait_until(
-                lambda: nb.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count() > 0
-                or page.locator(".jp-mod-current .jp-Toolbar-kernelStatus, [data-status='idle']").count() > 0,
+                lambda: (
+                    nb.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count() > 0
+                    or page.locator(".jp-mod-current .jp-Toolbar-kernelStatus, [data-status='idle']").count() > 0
+                ),
                 timeout=90,
                 what="the kernel of notebook 01 to start (idle)",
             )
@@ -89,9 +91,7 @@ def test_index_lab_and_notebook_01_in_chromium(lab, chromium, artifacts):
             page.locator(".lm-MenuBar-itemLabel", has_text="Run").click()
             page.locator(".lm-Menu-itemLabel", has_text="Run All Above Selected Cell").click()
             t0 = time.monotonic()
-            code = [
-                i for i in range(last + 1) if "jp-CodeCell" in (cells.nth(i).get_attribute("class") or "")
-            ]
+            code = [i for i in range(last + 1) if "jp-CodeCell" in (cells.nth(i).get_attribute("class") or "")]
 
             def prompts_done() -> bool:
                 texts = [cells.nth(i).locator(".jp-InputArea-prompt").text_content() or "" for i in code]
@@ -102,8 +102,10 @@ def test_index_lab_and_notebook_01_in_chromium(lab, chromium, artifacts):
                 timeout=RUN_TIMEOUT,
                 interval=1.0,
                 what=f"cells 0..{last} of notebook 01 to finish in the browser's kernel",
-                describe=lambda: "prompts: "
-                + ", ".join(cells.nth(i).locator(".jp-InputArea-prompt").text_content() or "" for i in code),
+                describe=lambda: (
+                    "prompts: "
+                    + ", ".join(cells.nth(i).locator(".jp-InputArea-prompt").text_content() or "" for i in code)
+                ),
             )
             ran_s = time.monotonic() - t0
             print(f"notebook 01, {len(code)} code cells run in the browser: {ran_s:.0f} s")

@@ -79,7 +79,9 @@ def test_messages_are_drawn_top_to_bottom_in_the_diagrams_order():
 
 
 def test_notes_and_unknown_syntax():
-    svg = sequence_svg("sequenceDiagram\n    participant C1 as me\n    C1->>B1: hello\n    Note over C1: 3 more messages")
+    svg = sequence_svg(
+        "sequenceDiagram\n    participant C1 as me\n    C1->>B1: hello\n    Note over C1: 3 more messages"
+    )
     assert svg is not None and "3 more messages" in _texts(svg) and "B1" in _texts(svg)
     # Syntax the kit never writes: no picture rather than a wrong one.
     assert sequence_svg("sequenceDiagram\n    loop every second\n    A->>B: x\n    end") is None
