@@ -223,6 +223,14 @@ def cmd_labs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from eoslab.course import doctor
+
+    report = doctor()
+    print(report)
+    return 0 if report.ready else 1
+
+
 def cmd_lab(args: argparse.Namespace) -> int:
     """Replace this process with JupyterLab serving the course (the cluster is `eoslab up`'s job)."""
     import os
@@ -266,6 +274,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--check", action="store_true", help="fail if the file differs from the rendering")
     s.set_defaults(func=cmd_render)
     sub.add_parser("setup", help="check Java 17+ and resolve the Kafka jars").set_defaults(func=cmd_setup)
+    sub.add_parser(
+        "doctor", help="is this machine ready? Java, memory, ports, CPUs, disk, jars, Docker, Chromium"
+    ).set_defaults(func=cmd_doctor)
     s = sub.add_parser("grade", help="grade a lab notebook, or a class folder of them")
     s.add_argument("notebook", nargs="?")
     s.add_argument("--class", dest="class_dir", metavar="DIR", help="one sub-folder per learner")

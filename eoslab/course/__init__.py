@@ -4,6 +4,7 @@
 ``doctor`` checks a machine before a lesson; ``pack`` writes the offline workshop bundle.
 """
 
+from eoslab.course._doctor import Check, Report, doctor
 from eoslab.course._lab import INDEX, course_root, lab_argv
 
-__all__ = ["INDEX", "course_root", "lab_argv"]
+__all__ = ["INDEX", "Check", "Report", "course_root", "doctor", "lab_argv"]
