@@ -17,11 +17,15 @@ LAB_ARGS ?=
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
+# A workshop copy (`eoslab workshop pack`) installs from its own wheels: no network, no package index.
+PIP_FROM := $(if $(wildcard .offline/wheels/*.whl),--no-index --find-links=.offline/wheels,)
+
+# The first run downloads ~700 MB of wheels (pyspark alone ~430 MB): pip shows a bar per download.
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "eoslab needs Python 3.10+: install it, or use `conda env create -f environment.yml`.")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet $(PIP_FROM) --upgrade pip
+	$(BIN)/python -m pip install --progress-bar on $(PIP_FROM) -e '.[dev]'
 	@touch $(STAMP)
 
 setup: $(STAMP)  ## create .venv, install the kit, check Java 17+, resolve the Kafka jars (idempotent)

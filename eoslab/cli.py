@@ -137,9 +137,11 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def cmd_setup(args: argparse.Namespace) -> int:
     """Check Java and resolve the Kafka jars now, so `up` does not do it the first time."""
+    import os
+
     from eoslab import _jars, _java
 
-    if (args.backend or "local") == "local":
+    if (args.backend or os.environ.get("EOSLAB_BACKEND") or "local").lower() == "local":
         java = _java.java_executable()
         jars = _jars.kafka_jars()
         _jars.check_single_log4j_binding(jars)
@@ -147,6 +149,12 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
         archive = _cds.ensure_archive(_jars.kafka_classpath())
         print(f"Java: {java}; Kafka jars: {len(jars)} resolved; class-data-sharing archive: {archive or 'off'}.")
+    else:
+        from eoslab._paths import offline_dir
+        from eoslab.course import load_docker_images
+
+        if (offline := offline_dir()) is not None and (loaded := load_docker_images(offline)):
+            print(f"Docker images loaded from the workshop bundle: {', '.join(loaded)}.")
     # The Spark Kafka source of module 06 (its own pom and classpath), for every backend: PySpark runs here.
     spark_jars = _jars.spark_kafka_jars()
     print(f"Spark Kafka source: {len(spark_jars)} jars resolved (eoslab/_java/spark/pom.xml).")
@@ -223,6 +231,16 @@ def cmd_labs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_workshop(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from eoslab.course import course_root, pack
+
+    result = pack(Path(args.dir), root=course_root(), docker_images=args.docker_image, wheels=not args.no_wheels)
+    print(result.summary())
+    return 0
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from eoslab.course import doctor
 
@@ -274,6 +292,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--check", action="store_true", help="fail if the file differs from the rendering")
     s.set_defaults(func=cmd_render)
     sub.add_parser("setup", help="check Java 17+ and resolve the Kafka jars").set_defaults(func=cmd_setup)
+    s = sub.add_parser("workshop", help="a classroom kit: `eoslab workshop pack DIR` writes an offline bundle")
+    s.add_argument("action", choices=["pack"])
+    s.add_argument("dir", metavar="DIR", help="a new folder: DIR/learner (no solutions) and DIR/instructor")
+    s.add_argument(
+        "--docker-image",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also `docker save` this image (the docker backend's) into the bundle; repeatable",
+    )
+    s.add_argument("--no-wheels", action="store_true", help="leave the Python wheels out (laptops have network)")
+    s.set_defaults(func=cmd_workshop)
     sub.add_parser(
         "doctor", help="is this machine ready? Java, memory, ports, CPUs, disk, jars, Docker, Chromium"
     ).set_defaults(func=cmd_doctor)

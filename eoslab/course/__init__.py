@@ -6,5 +6,18 @@
 
 from eoslab.course._doctor import Check, Report, doctor
 from eoslab.course._lab import INDEX, course_root, lab_argv
+from eoslab.course._workshop import LEARNER_EXCLUDES, PackResult, course_files, load_docker_images, pack
 
-__all__ = ["INDEX", "Check", "Report", "course_root", "doctor", "lab_argv"]
+__all__ = [
+    "INDEX",
+    "LEARNER_EXCLUDES",
+    "Check",
+    "PackResult",
+    "Report",
+    "course_files",
+    "course_root",
+    "doctor",
+    "lab_argv",
+    "load_docker_images",
+    "pack",
+]
