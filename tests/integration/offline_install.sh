@@ -30,7 +30,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step install make setup PYTHON="$python" > setup.log 2>&1 || { tail -40 setup.log; exit 1; }
+# Runs "$@" with its output in the log file $1; on failure shows the log's tail.
+logged() { local log=$1; shift; "$@" > "$log" 2>&1 || { tail -40 "$log"; return 1; }; }
+
+step install logged setup.log make setup PYTHON="$python"
 grep -q "class-data-sharing archive" setup.log
 
 # `make lab`, as a learner types it (its own process group, so it can be stopped whole).
@@ -52,7 +55,7 @@ echo "HTTP labs/lab01_idempotence.ipynb $(code labs/lab01_idempotence.ipynb)"
 echo "HTTP solutions $(code solutions)"
 
 # The index runs top to bottom in the learner's kernel: doctor, the cluster, its diagram.
-step index .venv/bin/jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
-  --output "$home/index.out.ipynb" notebooks/index.ipynb > nbconvert.log 2>&1 || { tail -30 nbconvert.log; exit 1; }
+step index logged nbconvert.log .venv/bin/jupyter nbconvert --to notebook --execute \
+  --ExecutePreprocessor.timeout=300 --output "$home/index.out.ipynb" notebooks/index.ipynb
 echo "CLASSPATH $(cat "$HOME/.cache/eoslab/kafka-"*.classpath | tr ':' '\n' | head -1)"
 echo OK
