@@ -309,7 +309,12 @@ def build_parser() -> argparse.ArgumentParser:
     ).set_defaults(func=cmd_doctor)
     s = sub.add_parser("grade", help="grade a lab notebook, or a class folder of them")
     s.add_argument("notebook", nargs="?")
-    s.add_argument("--class", dest="class_dir", metavar="DIR", help="one sub-folder per learner")
+    s.add_argument(
+        "--class",
+        dest="class_dir",
+        metavar="DIR",
+        help="one sub-folder per learner, holding lab notebooks and/or their .report.json (checked by sha256)",
+    )
     s.add_argument("--rerun", action="store_true", help="with --class: grade the notebooks again")
     s.add_argument("--limit", type=float, default=NOTEBOOK_LIMIT, help="with --rerun: seconds per notebook")
     s.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT)
