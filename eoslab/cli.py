@@ -158,6 +158,10 @@ def cmd_setup(args: argparse.Namespace) -> int:
     # The Spark Kafka source of module 06 (its own pom and classpath), for every backend: PySpark runs here.
     spark_jars = _jars.spark_kafka_jars()
     print(f"Spark Kafka source: {len(spark_jars)} jars resolved (eoslab/_java/spark/pom.xml).")
+    from eoslab.course import kernel
+
+    if (config := kernel.install()) is not None:
+        print(f"Notebook kernels explain a restart or a stopped cluster in one sentence ({config}).")
     return 0
 
 

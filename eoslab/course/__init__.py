@@ -9,9 +9,9 @@ from eoslab.course._lab import INDEX, course_root, lab_argv
 from eoslab.course._workshop import LEARNER_EXCLUDES, PackResult, course_files, load_docker_images, pack
 
 __all__ = [
+    "Check",
     "INDEX",
     "LEARNER_EXCLUDES",
-    "Check",
     "PackResult",
     "Report",
     "course_files",
