@@ -236,11 +236,16 @@ def cmd_labs(args: argparse.Namespace) -> int:
 
 
 def cmd_workshop(args: argparse.Namespace) -> int:
+    import os
     from pathlib import Path
 
     from eoslab.course import course_root, pack
+    from eoslab.topology import KAFKA_IMAGE
 
-    result = pack(Path(args.dir), root=course_root(), docker_images=args.docker_image, wheels=not args.no_wheels)
+    images = list(args.docker_image)
+    if not images and (args.backend or os.environ.get("EOSLAB_BACKEND") or "local").lower() == "docker":
+        images = [os.environ.get("EOSLAB_KAFKA_IMAGE") or KAFKA_IMAGE]  # the image the docker backend runs
+    result = pack(Path(args.dir), root=course_root(), docker_images=images, wheels=not args.no_wheels)
     print(result.summary())
     return 0
 
@@ -304,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME",
-        help="also `docker save` this image (the docker backend's) into the bundle; repeatable",
+        help="also `docker save` this image into the bundle (default with the docker backend: its image); repeatable",
     )
     s.add_argument("--no-wheels", action="store_true", help="leave the Python wheels out (laptops have network)")
     s.set_defaults(func=cmd_workshop)
