@@ -61,10 +61,20 @@ class Lab:
     token: str
     log: Path
 
-    def api(self, path: str) -> int:
-        req = urllib.request.Request(f"{self.url}{path}", headers={"Authorization": f"token {self.token}"})
-        with urllib.request.urlopen(req, timeout=5) as resp:
+    def api(self, path: str, method: str = "GET") -> int:
+        req = urllib.request.Request(
+            f"{self.url}{path}", headers={"Authorization": f"token {self.token}"}, method=method
+        )
+        with urllib.request.urlopen(req, timeout=10) as resp:
             return int(resp.status)
+
+    def shutdown_kernels(self) -> None:
+        """End the kernels the browser started (notebook 01's producers must not outlive the test)."""
+        req = urllib.request.Request(f"{self.url}/api/kernels", headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            kernels = json.loads(resp.read())
+        for k in kernels:
+            self.api(f"/api/kernels/{k['id']}", method="DELETE")
 
 
 @pytest.fixture(scope="session")
@@ -122,6 +132,10 @@ def lab(cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         )
         yield server
     finally:
+        try:
+            server.shutdown_kernels()
+        except OSError:
+            pass  # the server is already gone; its kernels went with it
         os.killpg(proc.pid, signal.SIGTERM)  # the server and the kernels it started
         try:
             proc.wait(20)
