@@ -65,6 +65,12 @@ def test_index_lab_and_notebook_01_in_chromium(lab, chromium, artifacts):
             to_lab01.click()
             lab01 = page.locator(".jp-NotebookPanel:visible", has=page.locator("h1", has_text="Lab 01"))
             lab01.wait_for()
+            n_lab = len(_cell_ids(ROOT / "labs" / "lab01_idempotence.ipynb"))
+            wait_until(  # the whole lab on screen, its TODO and check cells too, before the screenshot
+                lambda: lab01.locator(".jp-Notebook .jp-Cell").count() == n_lab,
+                timeout=60,
+                what=f"all {n_lab} cells of lab 01 in the page",
+            )
             assert page.locator(".lm-TabBar-tab.lm-mod-current", has_text="lab01_idempotence.ipynb").count() == 1
             page.screenshot(path=artifacts / "2-lab01.png")
 
