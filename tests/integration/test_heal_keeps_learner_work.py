@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+import eoslab
 from eoslab import clients
 
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive]
@@ -57,8 +56,7 @@ def test_heal_keeps_the_learners_topics_records_and_notebooks(healed, topic_name
     Proxy.connect(cluster).drop_response(api="Produce", client_id="nobody").inject()
     cluster.kill("broker-2")
     cluster.pause("controller-3")
-    heal = subprocess.run([sys.executable, "-m", "eoslab.cli", "heal"], capture_output=True, text=True, timeout=300)
-    assert heal.returncode == 0, heal.stderr
+    eoslab.heal(cluster)  # what every notebook's Setup cell runs
 
     assert cluster.is_up()
     assert topic_name in cluster.admin.topics()
