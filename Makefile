@@ -8,6 +8,8 @@ STAMP  := $(VENV)/.installed
 # nbval runs every notebook and solution that exists; labs are graded by `eoslab grade`.
 NOTEBOOKS := $(wildcard notebooks/*.ipynb solutions/*.ipynb)
 PYTEST_ARGS ?=
+# Extra arguments for `jupyter lab`, e.g. make lab LAB_ARGS="--port=8890 --no-browser".
+LAB_ARGS ?=
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lab test unit up down status heal reset compose lint strip
@@ -15,22 +17,27 @@ PYTEST_ARGS ?=
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
+# A workshop copy (`eoslab workshop pack`) installs from its own wheels: no network, no package index.
+PIP_FROM := $(if $(wildcard .offline/wheels/*.whl),--no-index --find-links=.offline/wheels,)
+
+# The first run downloads ~700 MB of wheels (pyspark alone ~430 MB): pip shows a bar per download.
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "eoslab needs Python 3.10+: install it, or use `conda env create -f environment.yml`.")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet $(PIP_FROM) --upgrade pip
+	$(BIN)/python -m pip install --progress-bar on $(PIP_FROM) -e '.[dev]'
 	@touch $(STAMP)
 
 setup: $(STAMP)  ## create .venv, install the kit, check Java 17+, resolve the Kafka jars (idempotent)
 	@$(BIN)/eoslab setup
 
-lab: setup  ## start the cluster and open the course in JupyterLab
+lab: setup  ## start the cluster and open the course in JupyterLab (serves this folder, opens the index)
 	$(BIN)/eoslab up
-	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/index.ipynb
+	$(BIN)/eoslab lab $(LAB_ARGS)
 
 # The whole test suite against the real cluster; stops the cluster afterwards only if it started it.
-test: setup  ## run the whole test suite (unit, cluster, notebooks) against a real cluster
+test: setup  ## run the whole test suite (unit, cluster, notebooks, the course in Chromium) against a real cluster
+	@bash tools/system/chromium.sh  # Debian's Chromium for tests/browser (root + apt; EOSLAB_INSTALL_CHROMIUM=0 skips)
 	@if $(BIN)/eoslab status >/dev/null 2>&1; then was_up=1; else was_up=; fi; \
 	$(BIN)/eoslab up && \
 	$(BIN)/python -m pytest tests $(NOTEBOOKS) --nbval-lax --nbval-current-env --nbval-cell-timeout=120 \

@@ -73,7 +73,12 @@ def _exercise(bootstrap: str) -> None:
     c.close()
 
 
-def create_archive(classpath: str, target: Path, timeout: float = EXIT_TIMEOUT) -> bool:
+STEPS = ("format a throw-away node", "start it", "drive a transaction through it", "stop it: write the archive")
+
+
+def create_archive(classpath: str, target: Path, timeout: float = EXIT_TIMEOUT, on_step: Any = None) -> bool:
+    """Record the archive; ``on_step(i)`` is called as each of :data:`STEPS` begins."""
+    step = on_step or (lambda i: None)
     java = _java.java_executable()
     work = Path(tempfile.mkdtemp(prefix="eoslab-cds-"))
     proc = None
@@ -89,6 +94,7 @@ def create_archive(classpath: str, target: Path, timeout: float = EXIT_TIMEOUT) 
             "transaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n"
             "transaction.state.log.num.partitions=1\n"
         )
+        step(0)
         fmt = subprocess.run(
             [java, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", CLUSTER_ID, "-c", str(props)],
             capture_output=True,
@@ -98,6 +104,7 @@ def create_archive(classpath: str, target: Path, timeout: float = EXIT_TIMEOUT) 
         if fmt.returncode != 0:
             return False
         tmp = target.with_suffix(".tmp")
+        step(1)
         with (work / "node.log").open("w") as out:
             proc = subprocess.Popen(
                 [
@@ -116,7 +123,9 @@ def create_archive(classpath: str, target: Path, timeout: float = EXIT_TIMEOUT) 
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
+        step(2)
         _exercise(f"{LOOPBACK}:{client}")
+        step(3)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=timeout)
         if tmp.is_file() and tmp.stat().st_size > 0:
@@ -140,5 +149,15 @@ def ensure_archive(classpath: str) -> Path | None:
     target = archive_path(classpath)
     if target.is_file():
         return target
+    from eoslab._progress import progress_bar
+
     print("Preparing a class-data-sharing archive of the Kafka jars (once, ~20 s) ...", flush=True)
-    return target if create_archive(classpath, target) else None
+    with progress_bar("class-data-sharing archive", total=len(STEPS), unit=" steps", delay=0) as bar:
+
+        def on_step(i: int) -> None:
+            bar.set_postfix_str(STEPS[i])
+            bar.update(i - bar.n)
+
+        made = create_archive(classpath, target, on_step=on_step)
+        bar.update(len(STEPS) - bar.n)
+    return target if made else None

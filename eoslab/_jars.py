@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from eoslab._paths import cache_dir, pom_dir
+from eoslab._paths import cache_dir, offline_dir, pom_dir
 from eoslab.errors import SetupError
 from eoslab.topology import KAFKA_VERSION
 
@@ -41,10 +41,39 @@ def _read_cached(path: Path) -> list[str] | None:
     return None
 
 
-def resolve(pom: str, version_props: dict[str, str], cache_name: str, *, quiet: bool = True) -> list[str]:
-    """Resolve one of our poms into a list of jar paths (cached)."""
+BUNDLE_LIST = "classpath.txt"
+"""In a workshop bundle, ``.offline/jars/<cache name>/classpath.txt``: the jar names, in classpath order."""
+
+
+def bundled(cache_name: str) -> list[str] | None:
+    """The jars of ``cache_name`` from the workshop bundle, if it has them all."""
+    root = offline_dir()
+    if root is None:
+        return None
+    folder = root / "jars" / cache_name.removesuffix(".classpath")
+    listing = folder / BUNDLE_LIST
+    if not listing.is_file():
+        return None
+    entries = [str(folder / name) for name in listing.read_text().split() if name]
+    return entries if entries and all(Path(e).is_file() for e in entries) else None
+
+
+def jar_source(cache_name: str) -> str | None:
+    """Where :func:`resolve` would take ``cache_name``'s jars from without Maven, or None (Maven needed)."""
+    if entries := _read_cached(cache_dir() / cache_name):
+        return f"{len(entries)} jars cached ({cache_dir() / cache_name})"
+    if entries := bundled(cache_name):
+        return f"{len(entries)} jars in the workshop bundle ({Path(entries[0]).parent})"
+    return None
+
+
+def resolve(pom: str, version_props: dict[str, str], cache_name: str) -> list[str]:
+    """Resolve one of our poms into a list of jar paths (cached; from the workshop bundle when there is one)."""
     cached = cache_dir() / cache_name
     if entries := _read_cached(cached):
+        return entries
+    if entries := bundled(cache_name):  # an offline laptop: no Maven, no network
+        cached.write_text(os.pathsep.join(entries))
         return entries
     mvn = shutil.which("mvn")
     if mvn is None:
@@ -56,17 +85,33 @@ def resolve(pom: str, version_props: dict[str, str], cache_name: str, *, quiet: 
     tmp = cached.with_suffix(".tmp")
     cmd = [mvn, "-B", "-f", str(pom_dir(pom) / "pom.xml"), "dependency:build-classpath", f"-Dmdep.outputFile={tmp}"]
     cmd += [f"-D{k}={v}" for k, v in version_props.items()]
-    if quiet:
-        cmd.insert(1, "-q")
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+    returncode, output = _run_maven(cmd, f"Maven: fetching the {pom} jars (once)")
+    if returncode != 0:
+        tail = "\n".join(output.strip().splitlines()[-15:])
         raise SetupError(f"Maven could not resolve eoslab/_java/{pom}/pom.xml (is Maven Central reachable?):\n{tail}")
     tmp.replace(cached)
     entries = _read_cached(cached)
     if not entries:
         raise SetupError(f"Maven wrote an empty classpath for eoslab/_java/{pom}/pom.xml: delete {cached} and retry.")
     return entries
+
+
+def _run_maven(cmd: list[str], desc: str) -> tuple[int, str]:
+    """Run Maven, counting the files it downloads on a progress bar (a first run fetches ~100 MB)."""
+    from eoslab._progress import progress_bar
+
+    lines: list[str] = []
+    with progress_bar(desc, unit=" files") as bar:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if "Downloaded from" in line:
+                bar.update(1)
+            else:
+                bar.update(0)  # elapsed time moves even while Maven thinks
+        proc.wait()
+    return proc.returncode, "".join(lines)
 
 
 def kafka_jars() -> list[str]:

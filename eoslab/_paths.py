@@ -38,6 +38,21 @@ def cache_dir() -> Path:
     return path
 
 
+def offline_dir() -> Path | None:
+    """The workshop bundle's payload (``eoslab workshop pack``): wheels, jars, docker image tars.
+
+    ``$EOSLAB_OFFLINE`` wins; in a checkout or a workshop copy it is ``.offline/`` beside README.md.
+    None when there is none: then Maven and pip fetch as usual.
+    """
+    if env := os.environ.get("EOSLAB_OFFLINE"):
+        path = Path(env).expanduser().resolve()
+        return path if path.is_dir() else None
+    root = project_root()
+    if root is not None and (root / ".offline").is_dir():
+        return root / ".offline"
+    return None
+
+
 def pom_dir(name: str) -> Path:
     """``eoslab/_java/<name>/pom.xml``: shipped inside the package, so an install has it too."""
     return PACKAGE_DIR / "_java" / name

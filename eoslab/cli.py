@@ -137,9 +137,11 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def cmd_setup(args: argparse.Namespace) -> int:
     """Check Java and resolve the Kafka jars now, so `up` does not do it the first time."""
+    import os
+
     from eoslab import _jars, _java
 
-    if (args.backend or "local") == "local":
+    if (args.backend or os.environ.get("EOSLAB_BACKEND") or "local").lower() == "local":
         java = _java.java_executable()
         jars = _jars.kafka_jars()
         _jars.check_single_log4j_binding(jars)
@@ -147,9 +149,19 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
         archive = _cds.ensure_archive(_jars.kafka_classpath())
         print(f"Java: {java}; Kafka jars: {len(jars)} resolved; class-data-sharing archive: {archive or 'off'}.")
+    else:
+        from eoslab._paths import offline_dir
+        from eoslab.course import load_docker_images
+
+        if (offline := offline_dir()) is not None and (loaded := load_docker_images(offline)):
+            print(f"Docker images loaded from the workshop bundle: {', '.join(loaded)}.")
     # The Spark Kafka source of module 06 (its own pom and classpath), for every backend: PySpark runs here.
     spark_jars = _jars.spark_kafka_jars()
     print(f"Spark Kafka source: {len(spark_jars)} jars resolved (eoslab/_java/spark/pom.xml).")
+    from eoslab.course import kernel
+
+    if (config := kernel.install()) is not None:
+        print(f"Notebook kernels explain a restart or a stopped cluster in one sentence ({config}).")
     return 0
 
 
@@ -223,6 +235,40 @@ def cmd_labs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_workshop(args: argparse.Namespace) -> int:
+    import os
+    from pathlib import Path
+
+    from eoslab.course import course_root, pack
+    from eoslab.topology import KAFKA_IMAGE
+
+    images = list(args.docker_image)
+    if not images and (args.backend or os.environ.get("EOSLAB_BACKEND") or "local").lower() == "docker":
+        images = [os.environ.get("EOSLAB_KAFKA_IMAGE") or KAFKA_IMAGE]  # the image the docker backend runs
+    result = pack(Path(args.dir), root=course_root(), docker_images=images, wheels=not args.no_wheels)
+    print(result.summary())
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from eoslab.course import doctor
+
+    report = doctor()
+    print(report)
+    return 0 if report.ready else 1
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    """Replace this process with JupyterLab serving the course (the cluster is `eoslab up`'s job)."""
+    import os
+
+    from eoslab.course import lab_argv
+
+    argv = lab_argv(None, *args.jupyter_args)
+    os.execv(argv[0], argv)
+    return 0  # not reached
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="eoslab", description="The eoslab Kafka cluster and course kit.")
     p.add_argument("--backend", choices=["local", "docker"], default=None, help="default: $EOSLAB_BACKEND or local")
@@ -255,13 +301,39 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--check", action="store_true", help="fail if the file differs from the rendering")
     s.set_defaults(func=cmd_render)
     sub.add_parser("setup", help="check Java 17+ and resolve the Kafka jars").set_defaults(func=cmd_setup)
+    s = sub.add_parser("workshop", help="a classroom kit: `eoslab workshop pack DIR` writes an offline bundle")
+    s.add_argument("action", choices=["pack"])
+    s.add_argument("dir", metavar="DIR", help="a new folder: DIR/learner (no solutions) and DIR/instructor")
+    s.add_argument(
+        "--docker-image",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also `docker save` this image into the bundle (default with the docker backend: its image); repeatable",
+    )
+    s.add_argument("--no-wheels", action="store_true", help="leave the Python wheels out (laptops have network)")
+    s.set_defaults(func=cmd_workshop)
+    sub.add_parser(
+        "doctor", help="is this machine ready? Java, memory, ports, CPUs, disk, jars, Docker, Chromium"
+    ).set_defaults(func=cmd_doctor)
     s = sub.add_parser("grade", help="grade a lab notebook, or a class folder of them")
     s.add_argument("notebook", nargs="?")
-    s.add_argument("--class", dest="class_dir", metavar="DIR", help="one sub-folder per learner")
+    s.add_argument(
+        "--class",
+        dest="class_dir",
+        metavar="DIR",
+        help="one sub-folder per learner, holding lab notebooks and/or their .report.json (checked by sha256)",
+    )
     s.add_argument("--rerun", action="store_true", help="with --class: grade the notebooks again")
     s.add_argument("--limit", type=float, default=NOTEBOOK_LIMIT, help="with --rerun: seconds per notebook")
     s.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT)
     s.set_defaults(func=cmd_grade)
+    s = sub.add_parser(
+        "lab",
+        help="open the course in JupyterLab (the repository root served, the index opened); "
+        "other arguments go to jupyter lab, e.g. --port=8890 --no-browser",
+    )
+    s.set_defaults(func=cmd_lab)
     s = sub.add_parser("labs", help="generate labs/ from solutions/")
     s.add_argument("--check", action="store_true", help="fail if a lab differs from its solution")
     s.set_defaults(func=cmd_labs)
@@ -282,7 +354,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and args.command != "lab":
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.jupyter_args = unknown  # `eoslab lab --port=8890`: jupyter lab's own options
     try:
         return int(args.func(args))
     except EoslabError as exc:

@@ -40,6 +40,13 @@ def main() -> None:
             "| # | module | what you will see happen | lab |\n| --- | --- | --- | --- |\n" + "\n".join(rows)
         ),
         new_markdown_cell(
+            "## Is this machine ready?\n\n"
+            "One line per thing the course needs: ok, or one sentence saying what to do. The same checks run "
+            "in a terminal with `eoslab doctor`. Docker and Chromium are notes, not requirements: only the "
+            "docker backend and the browser test need them."
+        ),
+        new_code_cell("from eoslab.course import doctor\n\ndoctor()"),
+        new_markdown_cell(
             "# Setup\n\n"
             "The cluster must be running: this cell connects to it (or starts it) and heals whatever a "
             "previous lesson left broken. Every notebook starts with the same cell."

@@ -17,6 +17,7 @@ from eoslab.faults._errors import FaultRuleError
 from eoslab.faults._lifecycle import ensure_proxy
 from eoslab.faults._render import BLIND_SPOTS, flat_rows, frame, mermaid
 from eoslab.faults._rules import RuleSpec
+from eoslab.faults._timeline import plot_timeline
 from eoslab.protocol import KafkaConnection
 from eoslab.topology import TOPOLOGY, Topology
 
@@ -31,6 +32,10 @@ class Trace(list):  # type: ignore[type-arg]
 
     def frame(self) -> Any:
         return frame(list(self))
+
+    def plot(self, *, ax: Any = None, all_apis: bool = False) -> Any:
+        """A matplotlib timeline: each request as a bar until its answer (the gaps are timeouts)."""
+        return plot_timeline(list(self), ax=ax, all_apis=all_apis)
 
     def flat(self) -> list[dict[str, Any]]:
         return flat_rows(list(self))

@@ -1,12 +1,15 @@
-"""``eoslab grade --class DIR``: a class's reports (one folder per learner) into one gradebook.
+"""``eoslab grade --class DIR``: what a class handed in (one folder per learner) into one gradebook.
 
-With ``rerun`` the notebooks themselves are graded again, each with a time
-limit: a notebook that hangs or crashes costs that learner, not the class run.
+Learners hand in lab notebooks, the JSON reports ``eoslab grade`` wrote, or both. Notebooks
+without a report are graded here (with ``rerun``, every notebook), each with a time limit:
+a notebook that hangs or crashes costs that learner, not the class run. Each report is
+checked against its notebook's sha256; a mismatch is flagged, not counted.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +31,33 @@ def _learners(root: Path) -> list[Path]:
     return folders
 
 
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def check_report(data: dict[str, Any], folder: Path) -> tuple[str, str]:
+    """Does a report belong to the notebook handed in beside it? (``sha256 check`` column, and why not.)
+
+    ``eoslab grade`` writes the sha256 of the notebook's bytes as graded: a notebook edited after
+    grading, or a report copied from someone else, does not match.
+    """
+    tasks = data.get("tasks") or []
+    if abs(sum(float(t.get("points", 0)) for t in tasks) - float(data.get("score", 0))) > 1e-9:
+        return "edited", "the report's score is not the sum of its tasks' points: the report was edited; use --rerun."
+    notebook = folder / str(data.get("notebook", ""))
+    if not data.get("notebook") or not notebook.is_file():
+        return "no notebook", (
+            f"report without its notebook ({data.get('notebook')}): its sha256 cannot be checked; "
+            "ask for the notebook too."
+        )
+    if _sha256(notebook) != data.get("sha256"):
+        return "mismatch", (
+            f"{notebook.name} does not match its report (sha256 differs: changed after grading, or another's "
+            "report); use --rerun to grade the notebook itself."
+        )
+    return "ok", ""
+
+
 def collect(
     root: Path,
     *,
@@ -36,44 +66,75 @@ def collect(
     cell_timeout: int = CELL_TIMEOUT,
     progress: Callable[[str], None] = print,
 ) -> list[dict[str, Any]]:
-    """One row per (learner, notebook): score, max, per-task points, or why it could not be graded."""
+    """One row per (learner, notebook): score, max, per-task points, the report's check, or what went wrong.
+
+    A learner hands in lab notebooks, the JSON reports `eoslab grade` wrote, or both. A notebook
+    without a report (or every notebook, with ``rerun``) is graded here, on the running cluster;
+    a report is checked against the notebook beside it (:func:`check_report`), and one that does
+    not match is flagged and left out of the class means.
+    """
     rows: list[dict[str, Any]] = []
     for learner in _learners(root):
-        if rerun:
-            for nb in sorted(learner.glob("lab*.ipynb")):
-                progress(f"grading {learner.name}/{nb.name} ...")
-                try:
-                    grade_notebook(nb, timeout=limit, cell_timeout=cell_timeout)
-                except EoslabError as exc:  # a broken notebook costs its learner only
-                    rows.append(
-                        {"learner": learner.name, "notebook": nb.name, "score": 0, "max_score": None, "error": str(exc)}
-                    )
+        reported = set()
+        for rep in learner.glob("*.report.json"):
+            try:
+                reported.add(json.loads(rep.read_text()).get("notebook"))
+            except ValueError:
+                pass
+        for nb in sorted(learner.glob("lab*.ipynb")):
+            if not rerun and nb.name in reported:
+                continue
+            progress(f"grading {learner.name}/{nb.name} ...")
+            try:
+                grade_notebook(nb, timeout=limit, cell_timeout=cell_timeout)
+            except EoslabError as exc:  # a broken notebook costs its learner only
+                rows.append(
+                    {"learner": learner.name, "notebook": nb.name, "score": 0, "max_score": None, "error": str(exc)}
+                )
         reports = sorted(learner.glob("*.report.json"))
-        if not reports and not rerun:
+        if not reports and not _rows_for(rows, learner.name):
             rows.append(
                 {
                     "learner": learner.name,
                     "notebook": None,
                     "score": 0,
                     "max_score": None,
-                    "error": "no report: the learner has not run `eoslab grade` (or use --rerun).",
+                    "error": "nothing handed in: no lab notebook and no report.",
                 }
             )
         for rep in reports:
-            data = json.loads(rep.read_text())
+            try:
+                data = json.loads(rep.read_text())
+                check, problem = check_report(data, learner)
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                rows.append(
+                    {
+                        "learner": learner.name,
+                        "notebook": rep.name,
+                        "score": 0,
+                        "max_score": None,
+                        "error": f"{rep.name} is not a report `eoslab grade` wrote ({exc}).",
+                    }
+                )
+                continue
             row: dict[str, Any] = {
                 "learner": learner.name,
                 "notebook": data["notebook"],
                 "score": data["score"],
                 "max_score": data["max_score"],
-                "sha256": data["sha256"][:12],
-                "graded_at": data["graded_at"],
-                "error": "",
+                "sha256": str(data.get("sha256", ""))[:12],
+                "sha256 check": check,
+                "graded_at": data.get("graded_at"),
+                "error": problem,
             }
-            for t in data["tasks"]:
+            for t in data.get("tasks", []):
                 row[f"{t['task']} ({t['max_points']:g})"] = t["points"]
             rows.append(row)
     return rows
+
+
+def _rows_for(rows: list[dict[str, Any]], learner: str) -> list[dict[str, Any]]:
+    return [r for r in rows if r["learner"] == learner]
 
 
 def write_gradebook(rows: list[dict[str, Any]], path: Path) -> None:

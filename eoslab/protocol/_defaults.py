@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from eoslab._jars import kafka_clients_jar
+from eoslab._jars import bundled, kafka_clients_jar
 from eoslab.protocol._errors import JarNotFoundError
 from eoslab.protocol._schema import Schemas, load_schemas
 from eoslab.topology import KAFKA_VERSION
@@ -15,7 +15,7 @@ JAR_ENV = "EOSLAB_KAFKA_CLIENTS_JAR"
 
 def default_jar() -> Path:
     """The kafka-clients jar whose schemas we speak: ``$EOSLAB_KAFKA_CLIENTS_JAR``, else the pinned
-    release in the Maven cache (``~/.m2``), where ``make setup`` puts it."""
+    release in the Maven cache (``~/.m2``), where ``make setup`` puts it, else in a workshop bundle."""
     env = os.environ.get(JAR_ENV)
     if env:
         path = Path(env).expanduser()
@@ -30,6 +30,10 @@ def default_jar() -> Path:
             / f"kafka-clients-{KAFKA_VERSION}.jar"
         )
         where = "the Maven cache"
+        if not path.is_file():  # a workshop laptop: no ~/.m2, the jars come from the bundle (.offline/jars)
+            clients = [j for j in bundled(f"kafka-{KAFKA_VERSION}.classpath") or [] if "/kafka-clients-" in j]
+            if clients:
+                path, where = Path(clients[0]), "the workshop bundle"
     if not path.is_file():
         raise JarNotFoundError(
             f"kafka-clients {KAFKA_VERSION} is not at {path} ({where}): run `make setup` "

@@ -64,3 +64,24 @@ def test_class_gradebook_with_rerun_survives_a_broken_notebook(tmp_path):
     assert book[0].startswith("learner,notebook,score")
     assert any(line.startswith("ana,lab99_sample.ipynb,2") for line in book), book
     assert any(line.startswith("bo,") for line in book)
+
+
+def test_class_accepts_notebooks_or_reports_and_flags_a_borrowed_report(tmp_path):
+    """ana hands in only her notebook (graded now); bo hands in his own notebook with ana's report."""
+    from eoslab.grading import collect, summary
+
+    ana, bo = tmp_path / "ana", tmp_path / "bo"
+    ana.mkdir()
+    bo.mkdir()
+    shutil.copy(DATA / "solution_sample.ipynb", ana / "lab99_sample.ipynb")
+    lab = lab_from_solution(json.loads((DATA / "solution_sample.ipynb").read_text()))
+    (bo / "lab99_sample.ipynb").write_text(json.dumps(lab))
+    graded = grade_notebook(ana / "lab99_sample.ipynb", cell_timeout=5, write=False)
+    borrowed = {**graded.to_json(), "notebook": "lab99_sample.ipynb"}
+    (bo / "lab99_sample.report.json").write_text(json.dumps(borrowed))
+
+    rows = {r["learner"]: r for r in collect(tmp_path, cell_timeout=5, limit=300, progress=lambda _: None)}
+    assert (ana / "lab99_sample.report.json").is_file()  # her notebook was graded here
+    assert rows["ana"]["score"] == 2 and rows["ana"]["sha256 check"] == "ok" and rows["ana"]["error"] == ""
+    assert rows["bo"]["sha256 check"] == "mismatch" and "does not match its report" in rows["bo"]["error"]
+    assert "bo: lab99_sample.ipynb does not match" in summary(list(rows.values()))

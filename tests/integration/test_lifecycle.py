@@ -4,8 +4,12 @@ Marked ``last``: the root conftest.py runs it after every other test of tests/ (
 order), because it stops the whole cluster under the other tests' session-wide clients.
 """
 
+import time
+
 import psutil
 import pytest
+
+from eoslab import clients
 
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive, pytest.mark.last]
 
@@ -19,9 +23,15 @@ def _kafka_jvms(root):
     return found
 
 
-def test_down_leaves_no_process_and_up_comes_back(cluster):
+def test_down_leaves_no_process_and_up_comes_back(cluster, topic_name):
     root = cluster.backend.root
     assert len(_kafka_jvms(root)) == 6
+    # The learner's own topic: `eoslab down` + `eoslab up` (a laptop closed mid-lab) keeps it, with its records.
+    cluster.admin.create_topic(topic_name, replica_assignment=[[1, 2, 3]])
+    p = clients.producer(cluster)
+    for i in range(5):
+        p.produce(topic_name, value=f"kept-{i}".encode(), partition=0)
+    assert p.flush(30) == 0
     cluster.pause("broker-3")  # even a SIGSTOPped JVM must go
     cluster.down()
     assert _kafka_jvms(root) == []
@@ -29,3 +39,14 @@ def test_down_leaves_no_process_and_up_comes_back(cluster):
     cluster.up()
     assert len(_kafka_jvms(root)) == 6
     assert cluster.brokers() == [1, 2, 3]
+    assert topic_name in cluster.admin.topics()
+    c = clients.consumer(cluster, f"g-{topic_name}", isolation="read_committed", **{"auto.offset.reset": "earliest"})
+    c.subscribe([topic_name])
+    got, deadline = [], time.monotonic() + 60
+    while len(got) < 5 and time.monotonic() < deadline:
+        msg = c.poll(1.0)
+        if msg is not None and not msg.error():
+            got.append(msg.value().decode())
+    c.close()
+    assert got == [f"kept-{i}" for i in range(5)]
+    cluster.admin.delete_topic(topic_name)

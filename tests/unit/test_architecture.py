@@ -27,7 +27,20 @@ import eoslab
 PACKAGE = Path(eoslab.__file__).parent
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "_paths", "_wait", "_ports", "_java", "_procs", "_timeouts", "_librdkafka", "_version", "_display"),
+    (
+        "errors",
+        "_paths",
+        "_progress",
+        "_wait",
+        "_ports",
+        "_java",
+        "_procs",
+        "_timeouts",
+        "_librdkafka",
+        "_version",
+        "_mermaid_svg",
+        "_display",
+    ),
     ("topology",),
     ("_jars", "_cds", "_compose"),
     ("protocol",),
@@ -41,6 +54,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("bench",),
     ("analysis",),
     ("grading",),
+    ("course",),
     ("cli",),
 ]
 """Data flows down this list: a part may import its own row and the rows above, never a row below."""

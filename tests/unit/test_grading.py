@@ -1,11 +1,21 @@
 """Grading logic on notebooks and outcomes (no cluster): lab generation, scoring, the gradebook."""
 
+import hashlib
 import json
 
 import pytest
 
 from eoslab.errors import EoslabError
-from eoslab.grading import CheckFailed, collect, lab_from_solution, score, strip_solution, verdict, write_gradebook
+from eoslab.grading import (
+    CheckFailed,
+    collect,
+    lab_from_solution,
+    score,
+    strip_solution,
+    summary,
+    verdict,
+    write_gradebook,
+)
 from eoslab.grading._checks import GRADE_LOG_ENV, guarded
 
 
@@ -104,22 +114,55 @@ def test_guarded_turns_a_learner_none_into_a_failed_task():
         check(None)
 
 
+def _hand_in(folder, pts, *, notebook_text='{"cells": []}', sha=None, score=None):
+    """A learner folder as `eoslab grade` leaves it: the lab and its report (sha256 of the lab's bytes)."""
+    folder.mkdir()
+    (folder / "lab01.ipynb").write_text(notebook_text)
+    report = {
+        "notebook": "lab01.ipynb",
+        "score": pts if score is None else score,
+        "max_score": 2.0,
+        "sha256": sha or hashlib.sha256(notebook_text.encode()).hexdigest(),
+        "graded_at": "now",
+        "tasks": [{"task": "t1", "max_points": 2.0, "points": pts}],
+    }
+    (folder / "lab01.report.json").write_text(json.dumps(report))
+
+
 def test_gradebook_from_reports(tmp_path):
-    for learner, pts in (("ana", 2.0), ("bo", 0.0)):
-        d = tmp_path / learner
-        d.mkdir()
-        report = {
-            "notebook": "lab01.ipynb",
-            "score": pts,
-            "max_score": 2.0,
-            "sha256": "ab" * 32,
-            "graded_at": "now",
-            "tasks": [{"task": "t1", "max_points": 2.0, "points": pts}],
-        }
-        (d / "lab01.report.json").write_text(json.dumps(report))
+    _hand_in(tmp_path / "ana", 2.0)
+    _hand_in(tmp_path / "bo", 0.0)
     (tmp_path / "cy").mkdir()
     rows = collect(tmp_path)
     assert [(r["learner"], r["score"]) for r in rows] == [("ana", 2.0), ("bo", 0.0), ("cy", 0)]
-    assert "has not run `eoslab grade`" in rows[2]["error"]
+    assert [r.get("sha256 check") for r in rows[:2]] == ["ok", "ok"]
+    assert "nothing handed in" in rows[2]["error"]
     write_gradebook(rows, tmp_path / "g.csv")
     assert (tmp_path / "g.csv").read_text().splitlines()[0].startswith("learner,notebook,score")
+
+
+def test_a_report_that_does_not_match_its_notebook_is_flagged_and_not_counted(tmp_path):
+    _hand_in(tmp_path / "ana", 2.0)
+    _hand_in(tmp_path / "bo", 2.0)
+    (tmp_path / "bo" / "lab01.ipynb").write_text('{"cells": [], "edited": "after grading"}')
+    _hand_in(tmp_path / "cy", 2.0)
+    (tmp_path / "cy" / "lab01.ipynb").unlink()  # the report alone
+    _hand_in(tmp_path / "dee", 0.0, score=2.0)  # the score typed into the report
+    rows = {r["learner"]: r for r in collect(tmp_path)}
+    assert rows["ana"]["sha256 check"] == "ok" and rows["ana"]["error"] == ""
+    assert rows["bo"]["sha256 check"] == "mismatch" and "does not match its report" in rows["bo"]["error"]
+    assert rows["cy"]["sha256 check"] == "no notebook" and "cannot be checked" in rows["cy"]["error"]
+    assert rows["dee"]["sha256 check"] == "edited" and "was edited" in rows["dee"]["error"]
+    text = summary(list(rows.values()))
+    assert "lab01.ipynb: mean 2.0 / 2 over 1 learners" in text  # only ana's report counts
+    for learner in ("bo", "cy", "dee"):
+        assert f"  {learner}: " in text
+    write_gradebook(list(rows.values()), tmp_path / "gradebook.csv")
+    assert "sha256 check" in (tmp_path / "gradebook.csv").read_text().splitlines()[0]
+
+
+def test_a_report_that_is_not_json_is_a_row_not_a_crash(tmp_path):
+    (tmp_path / "ana").mkdir()
+    (tmp_path / "ana" / "lab01.report.json").write_text("{ not json")
+    rows = collect(tmp_path)
+    assert rows[0]["learner"] == "ana" and "is not a report" in rows[0]["error"]

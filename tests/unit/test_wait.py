@@ -37,3 +37,23 @@ def test_a_fatal_exception_ends_the_wait_at_once():
     with pytest.raises(PermissionError):
         wait_until(probe, timeout=5, what="x", interval=0.01, fatal=(PermissionError,))
     assert calls == [1]
+
+
+def test_a_wait_that_lasts_shows_a_bar_on_stdout_and_a_quick_one_does_not(monkeypatch, capsys):
+    import time
+
+    import eoslab._progress
+    from eoslab._wait import wait_until
+
+    monkeypatch.setattr(eoslab._progress, "DELAY", 0.3)
+    assert wait_until(lambda: True, timeout=5, what="something quick") is True
+    assert capsys.readouterr().out == ""
+    t0 = time.monotonic()
+    wait_until(lambda: time.monotonic() - t0 > 1.0, timeout=5, what="the slow thing", interval=0.1)
+    out = capsys.readouterr()
+    assert "waiting for the slow thing" in out.out and "gives up after 5 s" in out.out
+    assert out.err == ""
+    monkeypatch.setenv("EOSLAB_PROGRESS", "0")
+    t0 = time.monotonic()
+    wait_until(lambda: time.monotonic() - t0 > 0.6, timeout=5, what="the slow thing", interval=0.1)
+    assert capsys.readouterr().out == ""

@@ -1,0 +1,35 @@
+"""Progress bars on the waits a learner sits through (tqdm), shown only when a wait lasts.
+
+One place decides how they look: on stdout (a notebook shows stderr as a pink error-like box),
+shown only after ``delay`` seconds (a quick wait prints nothing), and gone when done (a lesson's
+output keeps the results, not the bars). ``EOSLAB_PROGRESS=0`` turns them off.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+DELAY = 3.0
+"""Seconds before a bar appears: shorter waits are not worth a line."""
+
+
+def progress_bar(
+    desc: str, *, total: float | None = None, unit: str = "it", delay: float | None = None, **kw: Any
+) -> Any:
+    """A ``tqdm`` bar (a disabled one under ``EOSLAB_PROGRESS=0``)."""
+    from tqdm import tqdm
+
+    return tqdm(
+        desc=desc,
+        total=total,
+        unit=unit,
+        delay=DELAY if delay is None else delay,
+        leave=False,
+        file=sys.stdout,
+        dynamic_ncols=True,
+        mininterval=0.5,
+        disable=os.environ.get("EOSLAB_PROGRESS", "1") == "0",
+        **kw,
+    )

@@ -1,0 +1,89 @@
+"""`eoslab doctor` on this machine, and each check's failure as the one sentence a learner reads."""
+
+from __future__ import annotations
+
+import re
+import socket
+
+import pytest
+
+from eoslab import _java
+from eoslab._ports import is_free
+from eoslab.cli import main
+from eoslab.course import _doctor, doctor
+from eoslab.topology import Topology
+
+NAMES = ["Python", "Java", "memory", "ports", "CPUs", "disk", "Kafka jars", "Docker", "Chromium"]
+
+
+def _one_sentence(text: str) -> bool:
+    return text.endswith(".") and "\n" not in text and not re.search(r"[.!?]\s+[A-Z]", text)
+
+
+def test_every_check_runs_here_and_the_report_reads_one_line_each(capsys):
+    report = doctor()
+    assert [c.name for c in report] == NAMES
+    for c in report:
+        assert c.ok or _one_sentence(c.todo), c
+        assert c.todo == "" or not c.ok
+    text = str(report)
+    assert len(text.splitlines()) == len(NAMES) + 1
+    assert text.splitlines()[-1].startswith("This machine is ")
+    assert "<table>" in report._repr_html_()
+    rc = main(["doctor"])
+    assert rc == (0 if report.ready else 1)
+    assert capsys.readouterr().out.count("\n") == len(NAMES) + 1
+
+
+def _free_offset() -> int:
+    for offset in range(7000, 40000, 1000):
+        if all(is_free(p) for p in Topology(port_offset=offset).all_ports()):
+            return offset
+    pytest.skip("no free block of cluster ports on this machine")
+
+
+def test_a_port_taken_by_another_program_fails_with_the_offset_to_use(monkeypatch):
+    offset = _free_offset()
+    topology = Topology(port_offset=offset)
+    assert _doctor.check_ports(topology).ok
+    port = topology.brokers[0].client_port
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+        s.listen()
+        monkeypatch.setenv("EOSLAB_PORT_OFFSET", str(offset))
+        check = _doctor.check_ports(topology)
+    assert not check.ok and check.required
+    assert str(port) in check.found and "broker-1" in check.found
+    assert f"EOSLAB_PORT_OFFSET={offset + 1000}" in check.todo and _one_sentence(check.todo)
+
+
+def test_no_java_no_maven_no_docker_no_chromium(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing on PATH
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.delenv("KAFKA_HOME", raising=False)
+    monkeypatch.setenv("EOSLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("EOSLAB_OFFLINE", str(tmp_path / "no-bundle"))
+    _java.java_executable.cache_clear()
+    try:
+        java = _doctor.check_java()
+    finally:
+        _java.java_executable.cache_clear()
+    assert not java.ok and java.required and _one_sentence(java.todo) and "JDK" in java.todo
+    jars = _doctor.check_jars()
+    assert not jars.ok and "Maven" in jars.todo and _one_sentence(jars.todo)
+    chromium = _doctor.check_chromium()
+    assert not chromium.ok and not chromium.required and "chromium.sh" in chromium.todo
+    monkeypatch.setenv("EOSLAB_BACKEND", "local")
+    assert _doctor.check_docker().ok  # the local backend does not need Docker
+    monkeypatch.setenv("EOSLAB_BACKEND", "docker")
+    docker = _doctor.check_docker()
+    assert not docker.ok and docker.required and _one_sentence(docker.todo)
+    report = _doctor.Report([java, chromium])
+    assert not report.ready and "FAIL  Java" in str(report) and "note  Chromium" in str(report)
+
+
+def test_too_little_memory_says_how_much(monkeypatch):
+    monkeypatch.setattr(_doctor, "MIN_FREE_MB", 10**9)
+    check = _doctor.check_memory()
+    assert not check.ok and "MB are free" in check.todo and _one_sentence(check.todo)
