@@ -2,7 +2,8 @@
 
 One place decides how they look: on stdout (a notebook shows stderr as a pink error-like box),
 shown only after ``delay`` seconds (a quick wait prints nothing), and gone when done (a lesson's
-output keeps the results, not the bars). ``EOSLAB_PROGRESS=0`` turns them off.
+output keeps the results, not the bars). ``EOSLAB_PROGRESS=0`` turns them off; a pipe
+(a CI log) gets none.
 """
 
 from __future__ import annotations
@@ -13,6 +14,19 @@ from typing import Any
 
 DELAY = 3.0
 """Seconds before a bar appears: shorter waits are not worth a line."""
+
+
+def _shown() -> bool:
+    """Bars where someone watches: a terminal or a notebook kernel; not a pipe or a CI log, where each
+    redraw would only add a line of carriage returns."""
+    if os.environ.get("EOSLAB_PROGRESS", "1") == "0":
+        return False
+    if "ipykernel" in sys.modules:
+        return True
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def progress_bar(
@@ -30,6 +44,6 @@ def progress_bar(
         file=sys.stdout,
         dynamic_ncols=True,
         mininterval=0.5,
-        disable=os.environ.get("EOSLAB_PROGRESS", "1") == "0",
+        disable=not _shown(),
         **kw,
     )

@@ -160,10 +160,15 @@ class Admin:
     def elect_preferred_leaders(self, timeout: float = TOPIC) -> None:
         """Move every leader back to its preferred replica (auto rebalance is off on purpose)."""
 
+        attempt = min(REQUEST, timeout / 3)
+
         def elect() -> tuple[dict[Any, Any]]:
             # (confluent-kafka 2.16 raises SystemError when elect_leaders gets request_timeout=...)
-            # A timeout is retried: the controller as the client last saw it may have just restarted.
-            return (self.client.elect_leaders(ElectionType.PREFERRED, None).result(timeout=timeout + 1),)
+            # A timeout is retried: the controller as the client last saw it may have just restarted,
+            # and a new request is routed to the controller of the newest metadata. Each attempt waits
+            # at most a third of the whole wait, so at least three attempts fit in it (one attempt as
+            # long as the wait, as before, made the loop a single try).
+            return (self.client.elect_leaders(ElectionType.PREFERRED, None).result(timeout=attempt),)
 
         (results,) = wait_until(elect, timeout=timeout, what="a preferred leader election", interval=0.5)
         for tp, err in results.items():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import psutil
@@ -9,6 +11,7 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 
 import eoslab
+from eoslab._timeouts import HEAL
 from eoslab.topology import DEMO_TOPIC, TOPOLOGY
 
 pytestmark = pytest.mark.cluster
@@ -130,13 +133,24 @@ def test_killed_leader_is_replaced_and_rejoins_the_isr(healed):
 
 
 @pytest.mark.destructive
-def test_heal_restores_the_seed_arrangement_after_kill_and_pause(healed):
+@pytest.mark.parametrize(("how", "broker"), [("python", 1), ("cli", 2)])
+def test_heal_restores_the_seed_arrangement_after_kill_and_pause(healed, how, broker):
+    """In a notebook (``eoslab.heal``) and from a terminal (``eoslab heal``, a fresh process whose admin
+    client has never seen the cluster: its first preferred election once waited out the reconnect
+    back-off to the restarted broker in a single attempt)."""
     cluster = healed
-    cluster.kill("broker-1")
-    cluster.wait_for_new_leader(DEMO_TOPIC, 0, 1)
+    cluster.kill(f"broker-{broker}")
+    cluster.wait_for_new_leader(DEMO_TOPIC, broker - 1, broker)
     cluster.pause("controller-3")
     assert {r.name: r.state for r in cluster.status()}["controller-3"] == "paused"
-    eoslab.heal(cluster)
+    if how == "python":
+        eoslab.heal(cluster)
+    else:
+        proc = subprocess.run(
+            [sys.executable, "-m", "eoslab.cli", "heal"], capture_output=True, text=True, timeout=HEAL + 30
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "Healed" in proc.stdout
     assert all(r.state == "running" for r in cluster.status())
     assert cluster.leader(DEMO_TOPIC, 0) == 1 and cluster.leader(DEMO_TOPIC, 1) == 2
     assert all(sorted(p.isr) == sorted(p.replicas) for p in cluster.partitions())

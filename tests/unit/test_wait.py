@@ -1,3 +1,5 @@
+import sys
+
 import pytest
 
 from eoslab._wait import wait_until
@@ -46,6 +48,7 @@ def test_a_wait_that_lasts_shows_a_bar_on_stdout_and_a_quick_one_does_not(monkey
     from eoslab._wait import wait_until
 
     monkeypatch.setattr(eoslab._progress, "DELAY", 0.3)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)  # a terminal watches
     assert wait_until(lambda: True, timeout=5, what="something quick") is True
     assert capsys.readouterr().out == ""
     t0 = time.monotonic()
@@ -54,6 +57,21 @@ def test_a_wait_that_lasts_shows_a_bar_on_stdout_and_a_quick_one_does_not(monkey
     assert "waiting for the slow thing" in out.out and "gives up after 5 s" in out.out
     assert out.err == ""
     monkeypatch.setenv("EOSLAB_PROGRESS", "0")
+    t0 = time.monotonic()
+    wait_until(lambda: time.monotonic() - t0 > 0.6, timeout=5, what="the slow thing", interval=0.1)
+    assert capsys.readouterr().out == ""
+
+
+def test_a_pipe_gets_no_bar(monkeypatch, capsys):
+    """A CI log or `eoslab heal | tail`: no tty and no notebook kernel, so no carriage-return redraws."""
+    import time
+
+    import eoslab._progress
+    from eoslab._wait import wait_until
+
+    monkeypatch.setattr(eoslab._progress, "DELAY", 0.1)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False, raising=False)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
     t0 = time.monotonic()
     wait_until(lambda: time.monotonic() - t0 > 0.6, timeout=5, what="the slow thing", interval=0.1)
     assert capsys.readouterr().out == ""
