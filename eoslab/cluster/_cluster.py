@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable
 
 from eoslab._java import first_error_line
+from eoslab._ports import LOOPBACK
 from eoslab._timeouts import (
     BROKER_REGISTER,
     CONNECT_READY,
@@ -36,6 +37,7 @@ from eoslab.cluster._docker import DockerBackend
 from eoslab.cluster._local import LocalBackend
 from eoslab.cluster._seed import ensure_seed
 from eoslab.errors import ClusterNotRunning, ClusterStartError, EoslabError
+from eoslab.protocol import KafkaConnection
 from eoslab.topology import TOPOLOGY, Node, Topology
 
 
@@ -132,11 +134,17 @@ class Cluster:
 
         The proxy's faults are not the cluster's to undo: :func:`eoslab.heal` undoes both.
         """
+        deadline = time.monotonic() + timeout
+        stopped = []
         for status in self.status():
             if status.state == "paused":
                 self.backend.resume(self.topology.node(status.name))
+            elif status.state == "stopped":
+                stopped.append(self.topology.node(status.name))
         self.backend.up()  # starts whatever is stopped; a no-op for running nodes
-        self.wait_ready(timeout)
+        for node in stopped:
+            self.wait_serving(node, timeout=max(1.0, deadline - time.monotonic()))
+        self.wait_ready(max(1.0, deadline - time.monotonic()))
         self.wait_full_isr(timeout)
         self.admin.elect_preferred_leaders()
         ensure_seed(self.admin)  # recreates the demo topic if a lesson deleted it, then checks leaders
@@ -163,10 +171,11 @@ class Cluster:
         return node
 
     def start(self, name: str | Node, wait: bool = True, timeout: float = BROKER_REGISTER) -> Node:
+        """Start a stopped node; ``wait``: until its new process serves (:meth:`wait_serving`)."""
         node = name if isinstance(name, Node) else self.topology.node(name)
         self.backend.start(node)
-        if wait and node.is_broker:
-            self.wait_broker_registered(node.node_id, timeout)
+        if wait:
+            self.wait_serving(node, timeout)
         return node
 
     def pause(self, name: str | Node) -> Node:
@@ -298,12 +307,33 @@ class Cluster:
             describe=lambda: self._log_tails([b.name for b in self.topology.brokers]),
         )
 
-    def wait_broker_registered(self, node_id: int, timeout: float = BROKER_REGISTER) -> None:
+    def wait_serving(self, node: str | Node, timeout: float = BROKER_REGISTER) -> None:
+        """Wait until ``node``'s own process answers on its own port: a broker a Metadata request (and it
+        is registered and unfenced), a controller DescribeQuorum.
+
+        Asking the cluster is not enough right after a kill: the dead broker keeps its registration until
+        ``broker.session.timeout.ms`` (5 s) runs out and its place in every ISR until
+        ``replica.lag.time.max.ms`` (10 s) does, so "3 brokers, full ISRs" can hold while the restarted
+        JVM is still starting. Only the node's own answer proves the new process serves (its listeners,
+        the proxy's PROXIED one included, open together once it has caught up with the metadata log).
+        """
+        node = node if isinstance(node, Node) else self.topology.node(node)
+
+        def probe() -> bool:
+            if not node.is_broker:
+                describe_quorum(node, timeout=PROBE)
+                return True
+            with KafkaConnection(LOOPBACK, node.client_port, client_id="eoslab-admin", timeout=PROBE) as conn:
+                conn.request("Metadata", None, {"Topics": [], "AllowAutoTopicCreation": False})
+            return node.node_id in self.admin.brokers(timeout=PROBE)
+
         wait_until(
-            lambda: node_id in self.admin.brokers(timeout=PROBE),
+            probe,
             timeout=timeout,
-            what=f"broker {node_id} to register and be unfenced",
-            describe=lambda: self._log_tails([f"broker-{node_id}"]),
+            what=f"{node.name} to serve again (its own answer on port "
+            f"{node.client_port if node.is_broker else node.controller_port})",
+            describe=lambda: self._log_tails([node.name]),
+            hint=f"A node that cannot start says why in its log: `eoslab logs {node.name}`.",
         )
 
     def wait_for_new_leader(self, topic: str, partition: int, old_leader: int, timeout: float = NEW_LEADER) -> int:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,7 @@ from eoslab.faults._lifecycle import ensure_proxy
 from eoslab.faults._render import BLIND_SPOTS, flat_rows, frame, mermaid
 from eoslab.faults._rules import RuleSpec
 from eoslab.faults._timeline import plot_timeline
-from eoslab.protocol import KafkaConnection
+from eoslab.protocol import KafkaConnection, KafkaConnectionError
 from eoslab.topology import TOPOLOGY, Topology
 
 
@@ -145,8 +146,20 @@ class Proxy:
         that must say "broker 2 granted this id" sends its own.
         """
         port = self.topology.broker(broker).proxy_front_port
-        with KafkaConnection(LOOPBACK, port, client_id=client_id) as conn:
-            return conn.request(api, version, body)
+        started = time.time()  # the daemon stamps its rows with the same (shared) wall clock
+        try:
+            with KafkaConnection(LOOPBACK, port, client_id=client_id) as conn:
+                return conn.request(api, version, body)
+        except KafkaConnectionError as exc:
+            # The proxy closes a client whose broker it cannot reach: say so, from its own trace.
+            dials = [
+                r
+                for r in self.trace(api="(connect)")
+                if r.get("broker") == broker and r["time"] >= started and "unreachable" in r["note"]
+            ]
+            if dials:
+                raise KafkaConnectionError(f"{exc} The proxy says: {dials[-1]['note']}.") from exc
+            raise
 
 
 @dataclass

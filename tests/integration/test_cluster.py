@@ -11,7 +11,9 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 
 import eoslab
+from eoslab._ports import LOOPBACK
 from eoslab._timeouts import HEAL
+from eoslab.protocol import KafkaConnection
 from eoslab.topology import DEMO_TOPIC, TOPOLOGY
 
 pytestmark = pytest.mark.cluster
@@ -154,6 +156,22 @@ def test_heal_restores_the_seed_arrangement_after_kill_and_pause(healed, how, br
     assert all(r.state == "running" for r in cluster.status())
     assert cluster.leader(DEMO_TOPIC, 0) == 1 and cluster.leader(DEMO_TOPIC, 1) == 2
     assert all(sorted(p.isr) == sorted(p.replicas) for p in cluster.partitions())
+
+
+@pytest.mark.destructive
+def test_heal_right_after_a_kill_returns_once_the_new_process_serves(healed):
+    """Within 5 s of a kill the dead broker is still registered and in every ISR: a heal that only asked
+    the cluster returned while the restarted JVM was starting, and the next lesson's request to that
+    broker (through the proxy, whose dial was refused) was reset."""
+    cluster = healed
+    old = next(s.pid for s in cluster.status() if s.name == "broker-3")
+    cluster.kill("broker-3")
+    eoslab.heal(cluster)
+    assert next(s.pid for s in cluster.status() if s.name == "broker-3") != old
+    broker = cluster.topology.broker(3)
+    for port in (broker.client_port, broker.proxy_front_port):  # directly, and through the fault proxy
+        with KafkaConnection(LOOPBACK, port, client_id="heal-check", timeout=5) as conn:
+            assert conn.api_versions()
 
 
 @pytest.mark.destructive

@@ -8,8 +8,8 @@ import time
 import pytest
 from _timing import SLACK, slowest
 
-from eoslab.faults import ensure_proxy
-from eoslab.protocol import KafkaConnection
+from eoslab.faults import Proxy, ensure_proxy
+from eoslab.protocol import KafkaConnection, KafkaConnectionError
 
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive]
 
@@ -46,3 +46,6 @@ def test_killed_broker_closes_the_proxied_connection_at_once(healed):
     with socket.create_connection(("127.0.0.1", front), timeout=5) as s:
         s.settimeout(3.0)
         assert s.recv(1) == b""
+    # a raw request through the proxy says why, in the proxy's own words
+    with pytest.raises(KafkaConnectionError, match=r"The proxy says: broker-3 unreachable at 127\.0\.0\.1:"):
+        Proxy.connect(cluster).request(3, "ApiVersions", {}, version=0, client_id="kill-raw")
