@@ -3,5 +3,17 @@
 from eoslab.cluster._admin import PartitionState, QuorumState
 from eoslab.cluster._backend import Backend, NodeStatus
 from eoslab.cluster._cluster import Cluster, connect, make_backend
+from eoslab.cluster._docker import DockerBackend, compose_file, docker_available
 
-__all__ = ["Backend", "Cluster", "NodeStatus", "PartitionState", "QuorumState", "connect", "make_backend"]
+__all__ = [
+    "Backend",
+    "Cluster",
+    "DockerBackend",
+    "NodeStatus",
+    "PartitionState",
+    "QuorumState",
+    "compose_file",
+    "connect",
+    "docker_available",
+    "make_backend",
+]

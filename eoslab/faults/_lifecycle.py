@@ -31,12 +31,13 @@ def proxy_dir() -> Path:
     return path
 
 
-def pid_file() -> Path:
-    return proxy_dir() / "proxy.pid"
+def pid_file(topology: Topology = TOPOLOGY) -> Path:
+    """One per control port: two clusters of one checkout (local + docker, other offsets) keep apart."""
+    return proxy_dir() / f"proxy-{topology.proxy_control_port}.pid"
 
 
-def log_file() -> Path:
-    return proxy_dir() / "proxy.log"
+def log_file(topology: Topology = TOPOLOGY) -> Path:
+    return proxy_dir() / f"proxy-{topology.proxy_control_port}.log"
 
 
 def health(topology: Topology = TOPOLOGY, timeout: float = 1.0) -> dict[str, Any] | None:
@@ -60,9 +61,9 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _log_tail(lines: int = 8) -> str:
+def _log_tail(topology: Topology = TOPOLOGY, lines: int = 8) -> str:
     try:
-        text = log_file().read_text(errors="replace").splitlines()[-lines:]
+        text = log_file(topology).read_text(errors="replace").splitlines()[-lines:]
     except OSError:
         return "(no log)"
     return "--- last lines of the proxy log ---\n" + "\n".join(text)
@@ -75,7 +76,7 @@ def ensure_proxy(cluster: Cluster | None = None, timeout: float = START_TIMEOUT)
     if found is not None:
         return int(found["pid"])
     env = dict(os.environ, EOSLAB_PORT_OFFSET=str(topology.port_offset), EOSLAB_DATA=str(data_dir()))
-    with open(log_file(), "ab") as log:
+    with open(log_file(topology), "ab") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "eoslab.faults.daemon"],
             stdin=subprocess.DEVNULL,
@@ -85,12 +86,13 @@ def ensure_proxy(cluster: Cluster | None = None, timeout: float = START_TIMEOUT)
             start_new_session=True,
             close_fds=True,
         )
-    pid_file().write_text(f"{proc.pid}\n")
+    pid_file(topology).write_text(f"{proc.pid}\n")
 
     def up() -> dict[str, Any] | None:
         if proc.poll() is not None:
             raise ProxyStartError(
-                f"The fault proxy exited with code {proc.returncode} during start-up: see {log_file()}.\n{_log_tail()}"
+                f"The fault proxy exited with code {proc.returncode} during start-up: see {log_file(topology)}.\n"
+                + _log_tail(topology)
             )
         return health(topology)
 
@@ -100,13 +102,13 @@ def ensure_proxy(cluster: Cluster | None = None, timeout: float = START_TIMEOUT)
             timeout=timeout,
             interval=0.1,
             what=f"the fault proxy's control API on 127.0.0.1:{topology.proxy_control_port}",
-            describe=_log_tail,
+            describe=lambda: _log_tail(topology),
             hint="A port of the proxy may be taken: `eoslab status` lists the ports; see the proxy log.",
         )
     except Exception as exc:
         if proc.poll() is None:
             proc.kill()
-        pid_file().unlink(missing_ok=True)
+        pid_file(topology).unlink(missing_ok=True)
         if isinstance(exc, ProxyStartError):
             raise
         raise ProxyStartError(str(exc)) from None
@@ -117,12 +119,12 @@ def stop_proxy(topology: Topology = TOPOLOGY, timeout: float = STOP_TIMEOUT) -> 
     """SIGTERM the daemon, SIGKILL it after ``timeout``; True if one was running."""
     pid: int | None = None
     try:
-        pid = int(pid_file().read_text().strip())
+        pid = int(pid_file(topology).read_text().strip())
     except (OSError, ValueError):
         found = health(topology)
         pid = int(found["pid"]) if found else None
     if pid is None or not _pid_alive(pid):
-        pid_file().unlink(missing_ok=True)
+        pid_file(topology).unlink(missing_ok=True)
         return False
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
@@ -138,5 +140,5 @@ def stop_proxy(topology: Topology = TOPOLOGY, timeout: float = STOP_TIMEOUT) -> 
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    pid_file().unlink(missing_ok=True)
+    pid_file(topology).unlink(missing_ok=True)
     return True
