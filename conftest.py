@@ -10,10 +10,18 @@ import pytest
 _RUNS_NOTEBOOKS = ("06_cost_of_exactly_once.ipynb", "lab06_cost.ipynb")
 
 
+def _order(item) -> int:
+    if item.get_closest_marker("docker") is not None:
+        return 2
+    return 1 if item.nodeid.endswith(".ipynb") or ".ipynb::" in item.nodeid else 0
+
+
 def pytest_collection_modifyitems(config, items):
     # Notebooks heal the cluster themselves (their setup cell); run them after the unit and
-    # cluster tests so a failing notebook cannot hide a failing foundation test.
-    items.sort(key=lambda it: 1 if it.nodeid.endswith(".ipynb") or ".ipynb::" in it.nodeid else 0)
+    # cluster tests so a failing notebook cannot hide a failing foundation test. The docker tests
+    # come last: their cluster (a session fixture) then starts late and never runs idle beside
+    # the local notebooks.
+    items.sort(key=_order)
 
 
 @pytest.hookimpl(tryfirst=True)

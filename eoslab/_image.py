@@ -140,7 +140,7 @@ kill -s TERM $pids
 def context_files() -> dict[str, bytes]:
     """Every file of the build context except the jars: relative path -> bytes."""
     files = {"Dockerfile": (RESOURCES / "Dockerfile").read_bytes()}
-    for name in ("run", "log4j2.yaml", "tools-log4j2.yaml", "server.properties"):
+    for name in ("run", "cds-archive", "log4j2.yaml", "tools-log4j2.yaml", "server.properties"):
         files[f"docker/{name}"] = (RESOURCES / name).read_bytes()
     for name in ("kafka-run-class.sh", "kafka-server-start.sh"):
         files[f"bin/{name}"] = (RESOURCES / name).read_bytes()
@@ -168,7 +168,7 @@ def write_context(folder: Path, files: dict[str, bytes], jars: list[str]) -> Non
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-        if rel.startswith("bin/") or rel == "docker/run":
+        if rel.startswith("bin/") or rel in ("docker/run", "docker/cds-archive"):
             path.chmod(0o755)
     libs = folder / "libs"
     libs.mkdir()

@@ -69,8 +69,10 @@ class DockerBackend:
         on_up: Callable[[], None] | None = None,
         on_down: Callable[[], None] | None = None,
         image: str | None = None,
+        cwd: str | None = None,
     ) -> None:
         self.topology = topology
+        self._cwd = cwd  # where relative paths in compose_cmd are relative to
         self._cmd = compose_cmd
         self._on_up = on_up
         self._on_down = on_down
@@ -91,6 +93,7 @@ class DockerBackend:
             on_up=compose.start,
             on_down=lambda: compose.stop(down=True),
             image=image,
+            cwd=str(compose.context),
         )
 
     @property
@@ -116,7 +119,7 @@ class DockerBackend:
         return dict(os.environ, **{IMAGE_VARIABLE: self.image})
 
     def _run(self, argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=self._env())
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=self._env(), cwd=self._cwd)
 
     def _compose(self, *args: str, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess[str]:
         proc = self._run([*self._base(), *args], timeout)
@@ -143,20 +146,23 @@ class DockerBackend:
             raise
 
     def _raise_exited(self, exc: BaseException) -> None:
-        """A container that exited during `up`: name it, quote its log tail, say what to do."""
-        dead = [n for n in self.topology.nodes if self.died_during_start(n)]
+        """A container that exited during `up`: name it, say what to do, quote its log tail."""
+        dead = [(n, why) for n in self.topology.nodes if (why := self.died_during_start(n))]
         if dead:
-            why = "; ".join(f"{n.name}: {self.died_during_start(n)}" for n in dead)
+            tails = "\n".join(
+                f"--- last lines of {n.name}'s log ---\n{self.logs(n, LOG_TAIL).rstrip()}" for n, _ in dead
+            )
             raise ClusterStartError(
-                f"These containers exited during start-up: {why}\n"
-                "Fix the cause the log names, then `eoslab reset` and `eoslab up` again."
+                "; ".join(f"{n.name} {why}" for n, why in dead)
+                + ": fix what its log says (below), then `eoslab reset` and `eoslab up` again.\n"
+                + tails
             ) from None
         err = getattr(exc, "stderr", None)
         if isinstance(err, bytes):
             err = err.decode(errors="replace")
         if err:
             last = (err.strip().splitlines() or ["(no output)"])[-1]
-            raise EoslabError(f"`docker compose up` failed: {last}") from None
+            raise EoslabError(f"`docker compose up` failed ({last}): see `docker compose logs`, then retry.") from None
 
     def down(self, timeout: float = 20.0) -> None:
         if self._on_down is not None:
@@ -205,12 +211,12 @@ class DockerBackend:
         return out
 
     def died_during_start(self, node: Node) -> str | None:
-        """Why a node's container is not running: its exit code and log tail (None if it runs)."""
+        """'exited with code 1 (<its log's error line>)' for a node whose container is not running, else None."""
         row = self._containers().get(node.name)
         if row is None or row.get("State") in ("running", "paused"):
             return None
-        state = self._inspect([str(row.get("ID", ""))[:12]]).get(str(row.get("ID", ""))[:12], {})
-        return exited_reason(node.name, state, self.logs(node, LOG_TAIL))
+        cid = str(row.get("ID", ""))[:12]
+        return exited_reason(self._inspect([cid]).get(cid, {}), self.logs(node, LOG_TAIL))
 
     def kill(self, node: Node) -> None:
         self._compose("kill", "--signal", "SIGKILL", node.name)

@@ -13,6 +13,7 @@ from typing import Any
 
 from eoslab import _ports
 from eoslab._image import LOCAL_IMAGE, image_exists, pull
+from eoslab._java import first_error_line
 from eoslab.errors import PortInUseError, SetupError
 from eoslab.topology import KAFKA_IMAGE, Node
 
@@ -78,15 +79,12 @@ def check_ports(nodes: list[Node], rows: dict[str, dict[str, Any]]) -> None:
             )
 
 
-def exited_reason(name: str, state: dict[str, Any], log_tail: str) -> str:
-    """'its container exited with code 1 ...' and the last lines of its log."""
-    code = state.get("ExitCode")
+def exited_reason(state: dict[str, Any], log_tail: str) -> str:
+    """'exited with code 1 (KAFKA_ADVERTISED_LISTENERS is not supported ...)': the state and the log's error line."""
     status = state.get("Status") or "not running"
-    head = f"its container is {status}" + (
-        f" (exit code {code})" if code not in (None, 0) or status == "exited" else ""
-    )
-    tail = log_tail.strip() or "(the container logged nothing)"
-    return f"{head}; the last lines of its log:\n{tail}\n"
+    head = f"exited with code {state.get('ExitCode')}" if status == "exited" else f"is {status}"
+    line = first_error_line(log_tail)
+    return f"{head} ({line})" if line else head
 
 
 def parse_ps(text: str) -> list[dict[str, Any]]:
