@@ -68,6 +68,12 @@ def topic_name(request):
 
 
 @pytest.fixture(scope="session")
+def spare_topology() -> Topology:
+    """A topology whose cluster must never start (bad input): ports +750."""
+    return Topology(port_offset=spare_offset())
+
+
+@pytest.fixture(scope="session")
 def docker_image() -> str:
     """The Kafka image of the docker tests (``$EOSLAB_KAFKA_IMAGE``, else the one here: see eoslab._image)."""
     if os.environ.get("EOSLAB_DOCKER_TESTS") == "0":

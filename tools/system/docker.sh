@@ -129,7 +129,12 @@ start_engine() {
   fi
   local i
   for i in $(seq 1 60); do
-    engine_answers && return 0
+    if engine_answers; then
+      if [ -s /var/run/eoslab-dockerd.pid ] && [ "$(cat "$STATE")" != systemd ]; then
+        echo "pid $(cat /var/run/eoslab-dockerd.pid)" >"$STATE"
+      fi
+      return 0
+    fi
     sleep 0.5
   done
   say "the engine did not answer within 30 s: see $DOCKERD_LOG"
@@ -151,6 +156,12 @@ ensure() {
   say "engine $(docker info --format '{{.ServerVersion}}'), compose $(docker compose version --short)"
 }
 
+alive() {  # a zombie (ended, not yet reaped by its parent) counts as stopped
+  local state
+  state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
 stop() {
   [ -f "$STATE" ] || return 0
   local what
@@ -159,12 +170,12 @@ stop() {
     systemd) say "stopping docker.service (started by ensure)"; systemctl stop docker docker.socket ;;
     pid\ *)
       local pid=${what#pid }
-      if kill -0 "$pid" 2>/dev/null; then
+      if alive "$pid"; then
         say "stopping dockerd (pid $pid, started by ensure)"
         kill -TERM "$pid"
         local i
-        for i in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-        kill -0 "$pid" 2>/dev/null && { say "dockerd $pid did not stop in 30 s: SIGKILL"; kill -KILL "$pid"; }
+        for i in $(seq 1 60); do alive "$pid" || break; sleep 0.5; done
+        if alive "$pid"; then say "dockerd $pid did not stop in 30 s: SIGKILL"; kill -KILL "$pid"; fi
       fi ;;
   esac
   rm -f "$STATE"
