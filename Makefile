@@ -10,7 +10,7 @@ NOTEBOOKS := $(wildcard notebooks/*.ipynb solutions/*.ipynb)
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab test up down status heal reset compose lint strip
+.PHONY: help setup lab test up down status heal reset compose image lint strip
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -25,13 +25,21 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)  ## create .venv, install the kit, check Java 17+, resolve the Kafka jars (idempotent)
 	@$(BIN)/eoslab setup
 
-lab: setup  ## start the cluster and open the course in JupyterLab
+lab: setup  ## start the cluster and open the course in JupyterLab (EOSLAB_BACKEND=docker: in containers)
+	@if [ "$${EOSLAB_BACKEND:-local}" = docker ]; then tools/system/docker.sh ensure && $(BIN)/eoslab image ensure; fi
 	$(BIN)/eoslab up
 	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/index.ipynb
 
 # The whole test suite against the real cluster; stops the cluster afterwards only if it started it.
-test: setup  ## run the whole test suite (unit, cluster, notebooks) against a real cluster
-	@if $(BIN)/eoslab status >/dev/null 2>&1; then was_up=1; else was_up=; fi; \
+# The docker tests need a Docker engine, compose v2 and a Kafka image: tools/system/docker.sh installs
+# and starts what is missing (only as root on Debian-like systems; EOSLAB_SYSTEM_INSTALL=0 opts out, and
+# the docker tests then skip with the reason) and stops at the end the engine it started.
+test: setup  ## run the whole test suite (unit, cluster, notebooks; the docker backend where Docker runs)
+	@tools/system/docker.sh ensure || exit 1; \
+	trap 'tools/system/docker.sh stop' EXIT; trap 'exit 130' INT TERM; \
+	export EOSLAB_BACKEND=local; \
+	$(BIN)/eoslab image ensure || exit 1; \
+	if $(BIN)/eoslab status >/dev/null 2>&1; then was_up=1; else was_up=; fi; \
 	$(BIN)/eoslab up && \
 	$(BIN)/python -m pytest tests $(NOTEBOOKS) --nbval-lax --nbval-current-env --nbval-cell-timeout=120 \
 	  -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
@@ -50,6 +58,9 @@ reset:  ## stop the cluster and delete its data
 
 compose: $(STAMP)  ## re-render docker-compose.yml from eoslab/topology.py
 	$(BIN)/eoslab render
+
+image: $(STAMP)  ## build the local Kafka image eoslab/kafka (no registry; root: debootstrap) for EOSLAB_BACKEND=docker
+	$(BIN)/eoslab image build
 
 lint: $(STAMP)  ## ruff + mypy
 	$(BIN)/ruff check eoslab tests

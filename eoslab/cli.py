@@ -163,7 +163,7 @@ def cmd_image(args: argparse.Namespace) -> int:
         return 0
     # ensure: what `make test` calls before the docker tests
     if (why := docker_available()) is not None:
-        print(f"eoslab: the docker tests will be skipped: {why}.")
+        print(f"eoslab: the docker backend cannot run here ({why}); the docker tests skip.")
         return 0
     image = _image.kafka_image()
     if _image.image_exists(image):

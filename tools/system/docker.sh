@@ -25,14 +25,18 @@ APT_TRIXIE=/var/cache/eoslab/apt-trixie
 
 say() { echo "eoslab docker: $*" >&2; }
 
+limit() {  # `timeout SECONDS CMD...` where coreutils' timeout exists (macOS has none)
+  if command -v timeout >/dev/null; then timeout "$@"; else shift; "$@"; fi
+}
+
 engine_answers() {
   local out
-  out=$(timeout 20 docker info --format '{{.ServerVersion}}' 2>/dev/null) && [ -n "$out" ]
+  out=$(limit 20 docker info --format '{{.ServerVersion}}' 2>/dev/null) && [ -n "$out" ]
 }
 
 compose_v2() {
   local v
-  v=$(timeout 20 docker compose version --short 2>/dev/null) || return 1
+  v=$(limit 20 docker compose version --short 2>/dev/null) || return 1
   v=${v#v}
   [ "${v%%.*}" -ge 2 ] 2>/dev/null
 }
