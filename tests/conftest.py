@@ -114,9 +114,9 @@ def docker_cluster(docker_image, tmp_path_factory, request):
     cluster.up()
     took = time.monotonic() - start
     ensure_proxy(cluster)
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"\ndocker cluster ({docker_image}, ports +{topo.port_offset}): ready in {took:.0f} s")
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():  # a figure for the CI log: the docker cold start
+        print(f"\ndocker cluster ({docker_image}, ports +{topo.port_offset}): ready in {took:.0f} s", flush=True)
     try:
         yield cluster
     finally:

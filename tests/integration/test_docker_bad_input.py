@@ -1,5 +1,7 @@
 """Bad input on the docker backend: one sentence that says what to do, nothing left half-started.
 
+(Docker installed but no engine answering: tests/integration/test_bad_input.py, which needs no engine.)
+
 Each case runs at the spare port offset (+750: no port shared with the local or the docker test
 cluster) with its own data folder, beside the session's clusters.
 """
@@ -7,7 +9,6 @@ cluster) with its own data folder, beside the session's clusters.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import uuid
@@ -51,14 +52,6 @@ def containers_of(topo: Topology) -> list[str]:
         text=True,
     )
     return proc.stdout.split()
-
-
-def test_docker_installed_but_no_engine_answers(spare_topology, tmp_path):
-    if shutil.which("docker") is None:
-        pytest.skip("the docker client is not installed here")
-    err = one_sentence(eoslab_up(spare_topology, tmp_path, DOCKER_HOST=f"unix://{tmp_path}/no-engine.sock"))
-    assert "no Docker engine answers" in err
-    assert "start Docker Desktop/the docker service, or use the local backend (unset EOSLAB_BACKEND)" in err
 
 
 def test_an_image_that_is_neither_here_nor_pullable(docker_image, spare_topology, tmp_path):
