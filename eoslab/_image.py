@@ -242,6 +242,7 @@ def build_image(*, force: bool = False, echo: Echo = print) -> ImageBuild:
     digest = context_digest(files, jars, image_id(BASE_IMAGE))
     if not force and image_label(LOCAL_IMAGE, CONTEXT_LABEL) == digest:
         return ImageBuild(LOCAL_IMAGE, time.monotonic() - start, True, base_seconds)
+    previous = image_id(LOCAL_IMAGE) if image_exists(LOCAL_IMAGE) else None
     with tempfile.TemporaryDirectory(prefix="eoslab-image-") as tmp:
         ctx = Path(tmp)
         write_context(ctx, files, jars)
@@ -254,4 +255,6 @@ def build_image(*, force: bool = False, echo: Echo = print) -> ImageBuild:
         if proc.returncode != 0:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-8:])
             raise SetupError(f"`docker build` of {LOCAL_IMAGE} failed (is Debian's mirror reachable?):\n{tail}")
+    if previous and previous != image_id(LOCAL_IMAGE):  # the build it replaces: untagged now, remove it
+        subprocess.run([docker(), "image", "rm", previous], capture_output=True, timeout=120)
     return ImageBuild(LOCAL_IMAGE, time.monotonic() - start, False, base_seconds)
