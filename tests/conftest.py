@@ -116,7 +116,7 @@ def docker_cluster(docker_image, tmp_path_factory, request):
     ensure_proxy(cluster)
     capture = request.config.pluginmanager.getplugin("capturemanager")
     with capture.global_and_fixture_disabled():  # a figure for the CI log: the docker cold start
-        print(f"\ndocker cluster ({docker_image}, ports +{topo.port_offset}): ready in {took:.0f} s", flush=True)
+        print(f"\ndocker cluster ({docker_image}, port offset {topo.port_offset}): ready in {took:.0f} s", flush=True)
     try:
         yield cluster
     finally:
