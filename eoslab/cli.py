@@ -255,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("up", help="start the cluster (a no-op when it runs) and wait until it is ready")
-    s.add_argument("--timeout", type=float, default=90.0)
+    s.add_argument("--timeout", type=float, default=None, help="seconds to wait for ready (default: the backend's)")
     s.set_defaults(func=cmd_up)
     sub.add_parser("down", help="stop every node (data kept)").set_defaults(func=cmd_down)
     sub.add_parser("reset", help="stop every node and delete all data").set_defaults(func=cmd_reset)

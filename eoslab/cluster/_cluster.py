@@ -83,13 +83,17 @@ class Cluster:
         if not self.running():
             raise ClusterNotRunning("The cluster is not running: start it with `eoslab up` (or `make lab`).")
 
-    def up(self, timeout: float = READY_TIMEOUT) -> Cluster:
+    def up(self, timeout: float | None = None) -> Cluster:
         """Start what is not running, wait until Kafka is ready, create the seed topic.
+
+        ``timeout`` defaults to the backend's ``ready_timeout`` (:data:`READY_TIMEOUT` if it has none).
 
         A no-op on a running, ready cluster (it does not move leaders: that is `heal`).
         If the start fails, the nodes this call started are stopped again before
         the error is raised.
         """
+        if timeout is None:
+            timeout = float(getattr(self.backend, "ready_timeout", READY_TIMEOUT))
         before = set(self.running())
         try:
             self.backend.up()

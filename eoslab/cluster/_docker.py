@@ -60,6 +60,11 @@ def compose_file(topology: Topology = TOPOLOGY) -> Path:
 
 class DockerBackend:
     name = "docker"
+    ready_timeout = 180.0
+    """Twice the local backend's 90 s: every container runs a second JVM before its node (the image's
+    start-up step formats the storage on every start), containers are created, and on macOS/Windows
+    it all runs in Docker Desktop's VM. Measured on a 2-core machine under load 20-40 (docs/docker.md):
+    59-97 s from empty volumes, more than 90 s once beside a running local cluster."""
 
     def __init__(
         self,
