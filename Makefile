@@ -10,7 +10,7 @@ NOTEBOOKS := $(wildcard notebooks/*.ipynb solutions/*.ipynb)
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab test up down status heal reset compose image lint strip
+.PHONY: help setup lab test unit up down status heal reset compose image lint strip
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -45,6 +45,10 @@ test: setup  ## run the whole test suite (unit, cluster, notebooks; the docker b
 	  -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
 	if [ -z "$$was_up" ]; then $(BIN)/eoslab down; fi; exit $$rc
 
+# The JVM-free tests, in seconds: no cluster, no Spark, no lint run (tests/unit minus the `jvm` and `lint` marks).
+unit: $(STAMP)  ## run the unit tests that need no cluster and no JVM (seconds)
+	$(BIN)/python -m pytest tests/unit -m "not jvm and not lint" -q -p no:cacheprovider $(PYTEST_ARGS)
+
 up: setup  ## start the cluster
 	$(BIN)/eoslab up
 down:  ## stop the cluster (data kept)
@@ -62,8 +66,9 @@ compose: $(STAMP)  ## re-render docker-compose.yml from eoslab/topology.py
 image: $(STAMP)  ## build the local Kafka image eoslab/kafka (no registry; root: debootstrap) for EOSLAB_BACKEND=docker
 	$(BIN)/eoslab image build
 
-lint: $(STAMP)  ## ruff + mypy
-	$(BIN)/ruff check eoslab tests
+lint: $(STAMP)  ## ruff format --check + ruff + mypy (tests/unit/test_lint.py runs the same in `make test`)
+	$(BIN)/ruff format --check eoslab tests conftest.py tools
+	$(BIN)/ruff check eoslab tests conftest.py tools
 	$(BIN)/mypy eoslab
 
 strip: $(STAMP)  ## strip outputs from every notebook before committing

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 # Module 06's notebooks (and its lab) analyse bench runs: the session measures ONE quick matrix
@@ -10,28 +13,54 @@ import pytest
 _RUNS_NOTEBOOKS = ("06_cost_of_exactly_once.ipynb", "lab06_cost.ipynb")
 
 
-def _order(item) -> int:
-    if item.get_closest_marker("docker") is not None:
-        return 2
-    return 1 if item.nodeid.endswith(".ipynb") or ".ipynb::" in item.nodeid else 0
+def shared_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A runs folder shared by the whole test session: ``$EOSLAB_RUNS`` if set, else one quick matrix
+    measured now into a temporary folder and exported as ``$EOSLAB_RUNS`` (nbval kernels inherit it)."""
+    from eoslab.bench.producers import ensure_runs
+    from eoslab.cluster import Cluster
+    from eoslab.runs import RUNS_ENV
+
+    if RUNS_ENV not in os.environ:
+        root = tmp_path_factory.mktemp("bench") / "runs"
+        ensure_runs(Cluster().up(), root, "quick")
+        os.environ[RUNS_ENV] = str(root)
+    return Path(os.environ[RUNS_ENV])
+
+
+@pytest.fixture(scope="session")
+def bench_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One quick-matrix run on the real cluster, in a temporary runs folder (also $EOSLAB_RUNS), shared
+    with notebook 06, its solution and its lab."""
+    from eoslab.runs import run_folders
+
+    root = shared_runs(tmp_path_factory)
+    assert run_folders(root)
+    return root
 
 
 def pytest_collection_modifyitems(config, items):
     # Notebooks heal the cluster themselves (their setup cell); run them after the unit and
-    # cluster tests so a failing notebook cannot hide a failing foundation test. The docker tests
-    # come last: their cluster (a session fixture) then starts late and never runs idle beside
-    # the local notebooks.
-    items.sort(key=_order)
+    # cluster tests so a failing notebook cannot hide a failing foundation test. Tests marked
+    # `last` (the lifecycle test stops and restarts the whole cluster) run after all the others
+    # of tests/ and before the notebooks. The docker tests come after everything: their cluster
+    # (a session fixture) then starts late and never runs idle beside the local notebooks.
+    # The sort is stable: file order holds otherwise.
+    def rank(item: pytest.Item) -> int:
+        if item.get_closest_marker("docker") is not None:
+            return 3
+        if item.nodeid.endswith(".ipynb") or ".ipynb::" in item.nodeid:
+            return 2
+        return 1 if item.get_closest_marker("last") else 0
+
+    items.sort(key=rank)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """heal() before each notebook (nbval item of its first cell), so no lesson leaks into the next."""
+    """Heal before each notebook (nbval item of its first cell), so no lesson leaks into the next."""
     if ".ipynb::" in item.nodeid and item.nodeid.endswith("::Cell 0"):
-        from eoslab.cluster import Cluster
+        import eoslab
 
         if item.path.name in _RUNS_NOTEBOOKS:
-            from eoslab.bench.producers import shared_runs
-
-            shared_runs(lambda: item.config._tmp_path_factory.mktemp("bench"))
-        Cluster().heal()  # the backend of $EOSLAB_BACKEND, as the notebooks use
+            shared_runs(item.config._tmp_path_factory)
+        eoslab.heal(eoslab.Cluster())  # the backend of $EOSLAB_BACKEND, as the notebooks use

@@ -2,12 +2,17 @@
 
 >>> import eoslab
 >>> cluster = eoslab.connect()      # the running cluster, or start one
->>> cluster.heal()                  # every notebook starts here
+>>> eoslab.heal(cluster)            # every notebook starts here
 >>> cluster.bootstrap_servers()
 '127.0.0.1:19091,127.0.0.1:19092,127.0.0.1:19093'
+
+The package's face: the names a notebook needs first. Everything else lives in
+its part (``eoslab.inspect``, ``eoslab.faults`` ...); docs/architecture.md maps them.
 """
 
 from eoslab._display import show_mermaid
+from eoslab._heal import heal
+from eoslab._version import __version__
 from eoslab.cluster import Cluster, NodeStatus, PartitionState, QuorumState, connect
 from eoslab.errors import (
     ClusterNotRunning,
@@ -20,8 +25,6 @@ from eoslab.errors import (
     WaitTimeout,
 )
 from eoslab.topology import DEMO_TOPIC, KAFKA_VERSION, TOPOLOGY, Topology
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Cluster",
@@ -40,6 +43,8 @@ __all__ = [
     "Topology",
     "UnknownNodeError",
     "WaitTimeout",
+    "__version__",
     "connect",
+    "heal",
     "show_mermaid",
 ]

@@ -21,18 +21,28 @@ import logging
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from eoslab import _java
+from eoslab._librdkafka import KIT
 from eoslab._paths import cache_dir
+from eoslab._ports import LOOPBACK, free_port
+from eoslab._procs import KILL_WAIT
+from eoslab._wait import wait_until
+from eoslab.errors import WaitTimeout
 from eoslab.topology import CLUSTER_ID, JVM_FLAGS, KAFKA_VERSION
 
 log = logging.getLogger(__name__)
+
+FORMAT_TIMEOUT = 120.0
+"""kafka-storage format: one JVM start (1-3 s) and a few files; 120 s only on a machine swapping hard."""
+EXIT_TIMEOUT = 90.0
+"""The throw-away node's clean exit, while it writes the archive (~100 MB of class data): ~10 s here."""
+CONSUME_TIMEOUT = 20.0
+"""The warm-up consumer joins its group (``group.initial.rebalance.delay.ms`` default 3 s) and fetches."""
 
 
 def archive_path(classpath: str) -> Path:
@@ -41,20 +51,12 @@ def archive_path(classpath: str) -> Path:
     return cache_dir() / f"kafka-{KAFKA_VERSION}-java{_java.java_major(java)}-{digest}.jsa"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _exercise(bootstrap: str) -> None:
     """Load the classes of the paths the course uses: create a topic, a transaction, a consume."""
     from confluent_kafka import Consumer, Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    quiet = logging.getLogger("eoslab.cds.librdkafka")
-    quiet.setLevel(logging.CRITICAL)
-    common: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": quiet}
+    common: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": KIT}
     admin = AdminClient(common)
     admin.create_topics([NewTopic("cds", 1, 1)])["cds"].result(30)
     p = Producer({**common, "transactional.id": "cds"})
@@ -64,24 +66,25 @@ def _exercise(bootstrap: str) -> None:
     p.commit_transaction(30)
     c = Consumer({**common, "group.id": "cds", "auto.offset.reset": "earliest", "isolation.level": "read_committed"})
     c.subscribe(["cds"])
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and c.poll(1.0) is None:
+    try:  # the consumer's classes are loaded by now; the record itself is a bonus
+        wait_until(lambda: c.poll(1.0) is not None, timeout=CONSUME_TIMEOUT, interval=0, what="the warm-up record")
+    except WaitTimeout:
         pass
     c.close()
 
 
-def create_archive(classpath: str, target: Path, timeout: float = 90.0) -> bool:
+def create_archive(classpath: str, target: Path, timeout: float = EXIT_TIMEOUT) -> bool:
     java = _java.java_executable()
     work = Path(tempfile.mkdtemp(prefix="eoslab-cds-"))
     proc = None
     try:
-        client, ctrl = _free_port(), _free_port()
+        client, ctrl = free_port(), free_port()
         props = work / "node.properties"
         props.write_text(
             "node.id=1\nprocess.roles=broker,controller\n"
-            f"controller.quorum.voters=1@127.0.0.1:{ctrl}\ncontroller.listener.names=CONTROLLER\n"
-            f"listeners=PLAINTEXT://127.0.0.1:{client},CONTROLLER://127.0.0.1:{ctrl}\n"
-            f"advertised.listeners=PLAINTEXT://127.0.0.1:{client}\nlog.dirs={work / 'data'}\n"
+            f"controller.quorum.voters=1@{LOOPBACK}:{ctrl}\ncontroller.listener.names=CONTROLLER\n"
+            f"listeners=PLAINTEXT://{LOOPBACK}:{client},CONTROLLER://{LOOPBACK}:{ctrl}\n"
+            f"advertised.listeners=PLAINTEXT://{LOOPBACK}:{client}\nlog.dirs={work / 'data'}\n"
             "offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n"
             "transaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n"
             "transaction.state.log.num.partitions=1\n"
@@ -90,7 +93,7 @@ def create_archive(classpath: str, target: Path, timeout: float = 90.0) -> bool:
             [java, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", CLUSTER_ID, "-c", str(props)],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=FORMAT_TIMEOUT,
         )
         if fmt.returncode != 0:
             return False
@@ -113,7 +116,7 @@ def create_archive(classpath: str, target: Path, timeout: float = 90.0) -> bool:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
-        _exercise(f"127.0.0.1:{client}")
+        _exercise(f"{LOOPBACK}:{client}")
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=timeout)
         if tmp.is_file() and tmp.stat().st_size > 0:
@@ -126,7 +129,7 @@ def create_archive(classpath: str, target: Path, timeout: float = 90.0) -> bool:
     finally:
         if proc is not None and proc.poll() is None:
             proc.kill()
-            proc.wait(10)
+            proc.wait(KILL_WAIT)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -16,6 +16,7 @@ compose project and container names (:func:`compose_project`).
 
 from __future__ import annotations
 
+from eoslab._ports import LOOPBACK
 from eoslab.topology import JVM_FLAGS, JVM_HEAP, KAFKA_IMAGE, Topology, node_properties
 
 CONTAINER_DATA_DIR = "/var/lib/kafka/data"
@@ -90,7 +91,7 @@ def render_compose(topo: Topology | None = None) -> str:
             lines.append(f"      {env_name(key)}: {_quote(value)}")
         lines.append("    ports:")
         published = node.ports if not node.is_broker else (node.client_port, node.proxied_port)
-        lines += [f'      - "127.0.0.1:{p}:{p}"' for p in published]
+        lines += [f'      - "{LOOPBACK}:{p}:{p}"' for p in published]
         lines += ["    volumes:", f"      - {node.name}-data:{CONTAINER_DATA_DIR}"]
     lines.append("volumes:")
     lines += [f"  {n.name}-data: {{}}" for n in topo.nodes]

@@ -12,6 +12,8 @@ from pathlib import Path
 from eoslab.errors import SetupError
 
 MIN_JAVA = 17
+VERSION_TIMEOUT = 60.0
+"""`java -version` starts a JVM: ~0.3 s; a minute only on a machine swapping hard."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -38,7 +40,7 @@ def java_executable() -> str:
 
 
 def java_major(java: str) -> int:
-    out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT)
     text = out.stderr + out.stdout
     m = re.search(r'version "(\d+)(?:\.(\d+))?', text)
     if not m:

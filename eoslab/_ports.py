@@ -1,4 +1,4 @@
-"""Is a port free? And if not, who has it (so the sentence can name them)."""
+"""The loopback address, and ports: is one free? who holds it (so the sentence can name them)?"""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ import psutil
 
 from eoslab.errors import PortInUseError
 
+LOOPBACK = "127.0.0.1"
+"""Every listener of the kit (nodes, fault proxy, its control API) binds here: nothing leaves the machine."""
 
-def is_free(port: int, host: str = "127.0.0.1") -> bool:
+
+def is_free(port: int, host: str = LOOPBACK) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -18,6 +21,13 @@ def is_free(port: int, host: str = "127.0.0.1") -> bool:
         except OSError:
             return False
     return True
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """A port the OS says is free now (for a throw-away process; it may be taken again later)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
 
 
 def holder(port: int) -> str:

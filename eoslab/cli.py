@@ -10,8 +10,13 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from eoslab._heal import heal
+from eoslab._ports import LOOPBACK
+from eoslab._timeouts import PROBE
+from eoslab.bench.targets import ANALYSIS_RUNS, PROXY_ROUND_S
 from eoslab.cluster import Cluster
 from eoslab.errors import EoslabError
+from eoslab.grading import CELL_TIMEOUT, NOTEBOOK_LIMIT
 
 
 def _cluster(args: argparse.Namespace) -> Cluster:
@@ -36,7 +41,7 @@ def _start_proxy(cluster: Cluster) -> None:
     from eoslab.faults import ensure_proxy
 
     pid = ensure_proxy(cluster)
-    print(f"The fault proxy runs (pid {pid}; control API 127.0.0.1:{cluster.topology.proxy_control_port}).")
+    print(f"The fault proxy runs (pid {pid}; control API {LOOPBACK}:{cluster.topology.proxy_control_port}).")
 
 
 def _stop_proxy(cluster: Cluster) -> None:
@@ -67,7 +72,7 @@ def _print_status(cluster: Cluster) -> None:
     leader = None
     if any(r.state == "running" for r in rows):
         try:
-            leader = cluster.quorum(timeout=2.0).leader_id
+            leader = cluster.quorum(timeout=PROBE).leader_id
         except EoslabError:
             leader = None
     print(f"{'node':<14}{'role':<27}{'id':>4}  {'state':<9}{'pid':>8}  {'rss MB':>7}  ports")
@@ -110,7 +115,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 def cmd_heal(args: argparse.Namespace) -> int:
     cluster = _cluster(args)
-    cluster.heal()
+    heal(cluster)
     _start_proxy(cluster)
     print("Healed: every node runs, every ISR is complete, leaders are back where the course expects them.")
     return 0
@@ -181,12 +186,12 @@ def cmd_image(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.what == "cluster":
-        from eoslab.bench.cluster import bench_cluster
+        from eoslab.bench.kit import bench_cluster
 
         bench_cluster(_cluster(args), fresh=args.fresh)
         return 0
     if args.what == "proxy":
-        from eoslab.bench.proxy import bench_proxy
+        from eoslab.bench.kit import bench_proxy
 
         return bench_proxy(_cluster(args), seconds=args.seconds)
     if args.what == "producers":
@@ -197,7 +202,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(summary_text(run_matrix(cluster, args.matrix, args.runs_dir)))
         return 0
     if args.what == "analyse":
-        from eoslab.bench.analyse import bench_analyse
+        from eoslab.analysis import bench_analyse
 
         return bench_analyse(args.runs_dir, synthetic=args.synthetic)
     print(f"unknown benchmark {args.what!r}: try `eoslab bench cluster`", file=sys.stderr)
@@ -285,8 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("notebook", nargs="?")
     s.add_argument("--class", dest="class_dir", metavar="DIR", help="one sub-folder per learner")
     s.add_argument("--rerun", action="store_true", help="with --class: grade the notebooks again")
-    s.add_argument("--limit", type=float, default=900.0, help="with --rerun: seconds per notebook")
-    s.add_argument("--cell-timeout", type=int, default=120)
+    s.add_argument("--limit", type=float, default=NOTEBOOK_LIMIT, help="with --rerun: seconds per notebook")
+    s.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT)
     s.set_defaults(func=cmd_grade)
     s = sub.add_parser("labs", help="generate labs/ from solutions/")
     s.add_argument("--check", action="store_true", help="fail if a lab differs from its solution")
@@ -302,10 +307,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--synthetic",
         type=int,
-        default=100,
+        default=ANALYSIS_RUNS,
         help="analyse: also time the analysis over this many generated runs (0: only the real ones)",
     )
-    s.add_argument("--seconds", type=float, default=6.0, help="proxy: seconds per measured round")
+    s.add_argument("--seconds", type=float, default=PROXY_ROUND_S, help="proxy: seconds per measured round")
     s.add_argument("--fresh", action="store_true", help="also time a start from empty storage (deletes data)")
     s.set_defaults(func=cmd_bench)
     return p

@@ -1,22 +1,20 @@
 """Kafka clients for lessons: librdkafka settings as data, with a comment on every EOS-relevant line.
 
-librdkafka logs through Python ``logging`` here (logger ``eoslab.librdkafka``), so a
+librdkafka logs through Python ``logging`` here (logger ``eoslab.librdkafka``, at WARNING), so a
 retry it reports does not land in a notebook as red stderr text; turn it up with
 ``logging.getLogger("eoslab.librdkafka").setLevel(logging.INFO)`` to see them.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Consumer, Producer
 
+from eoslab._librdkafka import LESSONS as LIBRDKAFKA_LOGGER
+
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
-
-LIBRDKAFKA_LOGGER = logging.getLogger("eoslab.librdkafka")
-LIBRDKAFKA_LOGGER.setLevel(logging.WARNING)
 
 PLAIN_PRODUCER: dict[str, Any] = {
     "acks": "all",  # the course's durability: the leader waits for the ISR (min 2 of 3)

@@ -29,6 +29,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
+from eoslab._ports import LOOPBACK
+from eoslab.errors import EoslabError, UnknownNodeError
+
 KAFKA_VERSION = "4.1.2"
 """The one Apache Kafka release: the local jars (eoslab/_java/kafka/pom.xml) and the image tag."""
 
@@ -189,8 +192,6 @@ class Topology:
         try:
             offset = int(raw)
         except ValueError:
-            from eoslab.errors import EoslabError
-
             msg = f"EOSLAB_PORT_OFFSET={raw!r} is not a number: set it to e.g. 1000, or unset it."
             raise EoslabError(msg) from None
         return cls(port_offset=offset)
@@ -205,8 +206,6 @@ class Topology:
         return self.controllers + self.brokers
 
     def node(self, name: str) -> Node:
-        from eoslab.errors import UnknownNodeError
-
         for n in self.nodes:
             if n.name == name:
                 return n
@@ -226,7 +225,7 @@ class Topology:
         """
         return ",".join(f"{c.node_id}@{host or c.name}:{c.controller_port}" for c in self.controllers)
 
-    def bootstrap_servers(self, proxied: bool = False, host: str = "127.0.0.1") -> str:
+    def bootstrap_servers(self, proxied: bool = False, host: str = LOOPBACK) -> str:
         """Client bootstrap list: direct, or through the fault proxy."""
         port = (lambda b: b.proxy_front_port) if proxied else (lambda b: b.client_port)
         return ",".join(f"{host}:{port(b)}" for b in self.brokers)
@@ -250,8 +249,8 @@ def node_properties(topo: Topology, node: Node, *, data_dir: str, docker: bool =
     ``docker=True``: listeners bind inside the container (0.0.0.0); clients on the
     host reach the published 127.0.0.1 ports, brokers reach each other by name.
     """
-    bind = "0.0.0.0" if docker else "127.0.0.1"
-    peer = None if docker else "127.0.0.1"  # how nodes name each other
+    bind = "0.0.0.0" if docker else LOOPBACK
+    peer = None if docker else LOOPBACK  # how nodes name each other
     props: dict[str, str] = {
         "node.id": str(node.node_id),
         "process.roles": node.role,
@@ -261,7 +260,7 @@ def node_properties(topo: Topology, node: Node, *, data_dir: str, docker: bool =
     }
     props.update(COMMON_PROPERTIES)
     if node.is_broker:
-        own = node.name if docker else "127.0.0.1"
+        own = node.name if docker else LOOPBACK
         props.update(
             {
                 "listeners": (
@@ -270,8 +269,8 @@ def node_properties(topo: Topology, node: Node, *, data_dir: str, docker: bool =
                 ),
                 # CLIENT and PROXIED are reached from the host; INTERNAL from peers.
                 "advertised.listeners": (
-                    f"CLIENT://127.0.0.1:{node.client_port},INTERNAL://{own}:{node.internal_port},"
-                    f"PROXIED://127.0.0.1:{node.proxy_front_port}"
+                    f"CLIENT://{LOOPBACK}:{node.client_port},INTERNAL://{own}:{node.internal_port},"
+                    f"PROXIED://{LOOPBACK}:{node.proxy_front_port}"
                 ),
                 "listener.security.protocol.map": (
                     "CONTROLLER:PLAINTEXT,CLIENT:PLAINTEXT,INTERNAL:PLAINTEXT,PROXIED:PLAINTEXT"

@@ -20,6 +20,7 @@ import pytest
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 os.environ.setdefault("TC_HOST", "127.0.0.1")
 
+import eoslab  # noqa: E402
 from eoslab.cluster import Cluster  # noqa: E402
 from eoslab.topology import TOPOLOGY, Topology  # noqa: E402
 
@@ -56,9 +57,9 @@ def cluster():
 @pytest.fixture
 def healed(cluster):
     """For tests that kill, stop or pause nodes: heal before and after, whatever happens."""
-    cluster.heal()
+    eoslab.heal(cluster)
     yield cluster
-    cluster.heal()
+    eoslab.heal(cluster)
 
 
 @pytest.fixture

@@ -44,10 +44,12 @@ def main() -> None:
             "The cluster must be running: this cell connects to it (or starts it) and heals whatever a "
             "previous lesson left broken. Every notebook starts with the same cell."
         ),
-        new_code_cell("import eoslab\n\ncluster = eoslab.connect()\ncluster.heal()"),
+        new_code_cell(
+            "import eoslab\nfrom eoslab import inspect as ins\n\ncluster = eoslab.connect()\neoslab.heal(cluster)"
+        ),
         new_markdown_cell("The cluster as it is now: six JVMs, one of the controllers leads the quorum."),
-        new_code_cell("cluster.status_frame()"),
-        new_code_cell("eoslab.show_mermaid(cluster.mermaid())"),
+        new_code_cell("ins.status_frame(cluster)"),
+        new_code_cell("eoslab.show_mermaid(ins.cluster_mermaid(cluster))"),
         new_markdown_cell(
             "Clients connect with these bootstrap servers (the second list goes through the kit's fault "
             "proxy, which later modules use to lose an acknowledgement on purpose):"

@@ -1,6 +1,6 @@
 """PySpark over ``runs/`` (and over topics, with the Spark Kafka source): module 06's figures.
 
-Pure functions of the recorded history (:mod:`eoslab.bench` writes it): throughput,
+Pure functions of the recorded history (:mod:`eoslab.runs`, written by :mod:`eoslab.bench`): throughput,
 overhead ratios within a run, latency percentiles with Spark's ``percentile_approx``,
 read_committed latency against the commit interval, the spread across a class, the
 duplicate / aborted-record audit, published figures to compare with, and plots.
@@ -18,15 +18,18 @@ from eoslab.analysis._metrics import (
 )
 from eoslab.analysis._plots import plot_e2e_vs_commit, plot_latency, plot_overhead, plot_throughput
 from eoslab.analysis._published import PUBLISHED, Published, compare
+from eoslab.analysis._selfbench import analyse_all, bench_analyse
 from eoslab.analysis._session import spark_session
 from eoslab.analysis._synthetic import generate_class, generate_run
 
 __all__ = [
-    "PUBLISHED",
     "NoRunsError",
+    "PUBLISHED",
     "Published",
     "Runs",
+    "analyse_all",
     "audit_topic",
+    "bench_analyse",
     "compare",
     "e2e_by_commit_interval",
     "generate_class",

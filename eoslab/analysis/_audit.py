@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from eoslab.errors import EoslabError
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -22,8 +24,6 @@ def read_topic(spark: SparkSession, bootstrap: str, topic: str, isolation: str) 
     """A batch read of the whole topic, with the isolation level set explicitly (Spark's default,
     like Java's, is read_uncommitted)."""
     if isolation not in ISOLATIONS:
-        from eoslab.errors import EoslabError
-
         raise EoslabError(f"isolation={isolation!r}: use read_committed or read_uncommitted.")
     return (
         spark.read.format("kafka")

@@ -1,7 +1,7 @@
 """The runs of one learner, or of a class, as Spark DataFrames.
 
 A run folder is any folder holding ``summary.parquet`` and ``env.parquet`` (see
-:mod:`eoslab.bench._record`). An instructor's collection nests them one level deeper,
+:mod:`eoslab.runs`). An instructor's collection nests them one level deeper,
 ``class/<learner>/<run_id>/``; the learner is then the folder's name, because the
 ``learner`` recorded in a run is a login name, and thirty laptops may all say ``jovyan``.
 """
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from eoslab.bench._record import run_folders
 from eoslab.errors import EoslabError
+from eoslab.runs import run_folders
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

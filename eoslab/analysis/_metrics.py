@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from eoslab.bench._workload import BASELINE
+from eoslab.runs import BASELINE
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

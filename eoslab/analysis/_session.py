@@ -11,6 +11,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from eoslab import _java
+from eoslab._jars import spark_kafka_jars
+from eoslab._ports import LOOPBACK
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -25,11 +29,9 @@ def spark_session(master: str | None = None, *, kafka: bool = True, app: str = "
     """
     from pyspark.sql import SparkSession
 
-    from eoslab import _java
-
     if "JAVA_HOME" not in os.environ:  # PySpark finds Java by JAVA_HOME or PATH: use the one the brokers use
         os.environ["JAVA_HOME"] = str(Path(_java.java_executable()).resolve().parent.parent)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback, like the cluster (and no hostname warning)
+    os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)  # loopback, like the cluster (and no hostname warning)
     import warnings
 
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
@@ -43,8 +45,6 @@ def spark_session(master: str | None = None, *, kafka: bool = True, app: str = "
         .config("spark.driver.memory", "1g")
     )
     if kafka:
-        from eoslab._jars import spark_kafka_jars
-
         builder = builder.config("spark.jars", ",".join(spark_kafka_jars()))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from eoslab.bench._record import write_run
-from eoslab.bench._workload import MATRICES, Workload
+from eoslab.runs import MATRICES, Workload, write_run
 
 TRUE_OVERHEAD = {"acks1": -0.30, "acks_all": 0.0, "idempotent": 0.01, "transactional": 0.05}
 ACK_MEDIAN_MS = {"acks1": 3.0, "acks_all": 6.0, "idempotent": 6.5, "transactional": 9.0}

@@ -25,12 +25,16 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
-from eoslab.bench._workload import Workload
+from eoslab._timeouts import CLIENT_CALL, CLIENT_DRAIN
 from eoslab.clients import LIBRDKAFKA_LOGGER
 from eoslab.errors import EoslabError
+from eoslab.runs import Workload
 
 HEADER = struct.Struct(">qq")  # send time (ns since the epoch), sequence number
 ISOLATIONS = ("read_committed", "read_uncommitted")
+CATCH_UP = 15.0
+"""After the last ack, the consumers read what is left: a fetch returns within fetch.wait.max.ms (50 ms) of
+data being readable; 15 s covers a consumer still joining on a busy laptop."""
 
 
 class BenchError(EoslabError):
@@ -71,7 +75,7 @@ def _producer(bootstrap: str, w: Workload, extra: dict[str, Any]) -> Producer:
         conf["transactional.id"] = f"eoslab-bench-{uuid.uuid4().hex[:10]}"
     p = Producer(conf)
     if w.transactional:
-        p.init_transactions(30)
+        p.init_transactions(CLIENT_CALL)
     return p
 
 
@@ -93,14 +97,14 @@ class _Committer:
             self.w.commit_ms and (time.monotonic() - self.started) * 1000 >= self.w.commit_ms
         )
         if due:
-            self.p.commit_transaction(30)
+            self.p.commit_transaction(CLIENT_CALL)
             self.commits += 1
             self.p.begin_transaction()
             self.count, self.started = 0, time.monotonic()
 
     def finish(self) -> None:
         if self.w.transactional:
-            self.p.commit_transaction(30)
+            self.p.commit_transaction(CLIENT_CALL)
             self.commits += 1
 
 
@@ -137,8 +141,10 @@ def saturation(bootstrap: str, topic: str, w: Workload, tick: Callable[[int], No
                 p.poll(0)
                 tick(step)
         txn.finish()
-        if p.flush(60) != 0:
-            raise BenchError(f"{w.label}: records still unacknowledged 60 s after the last send to {topic!r}.")
+        if p.flush(CLIENT_DRAIN) != 0:
+            raise BenchError(
+                f"{w.label}: records still unacknowledged {CLIENT_DRAIN:g} s after the last send to {topic!r}."
+            )
         seconds = time.perf_counter() - t0
     except KafkaException as exc:
         raise BenchError(f"{w.label}: the producer failed on {topic!r}: {exc.args[0].str()}.") from None
@@ -229,12 +235,12 @@ def fixed_load(
             if seq % w.rate == 0:
                 tick(w.rate)
         txn.finish()
-        p.flush(30)
+        p.flush(CLIENT_CALL)
         out.seconds = time.perf_counter() - t0
     except KafkaException as exc:
         stop.set()
         raise BenchError(f"{w.label}: the producer failed on {topic!r}: {exc.args[0].str()}.") from None
     for t in consumers:
-        t.join(timeout=15)
+        t.join(timeout=CATCH_UP)
     stop.set()
     return out

@@ -12,14 +12,18 @@ librdkafka speaks v1 (an AddPartitionsToTxn round trip in every transaction).
 from __future__ import annotations
 
 import re
+import subprocess
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from eoslab.bench._workload import Workload
+from eoslab import _jars, _java
+from eoslab._paths import PACKAGE_DIR
+from eoslab.bench._harness import BenchError
+from eoslab.cluster import Cluster
+from eoslab.runs import Workload
 
-if TYPE_CHECKING:
-    from eoslab.cluster import Cluster
+PEER_TIMEOUT = 300.0
+"""The default matrix's largest workload (120,000 x 1 KiB) takes the Java tool ~10-30 s on 2 cores, plus a JVM start."""
 
 TXN_NOTE = (
     "transactions are not like-for-like: the Java 4.x client uses transaction protocol v2 "
@@ -89,12 +93,6 @@ run this hot loop far slower: a peer handicapped that way would flatter the harn
 
 
 def _run_local(cluster: Cluster, args: list[str]) -> str:
-    import subprocess
-
-    from eoslab import _jars, _java
-    from eoslab._paths import PACKAGE_DIR
-    from eoslab.errors import EoslabError
-
     argv = [a.replace("{bootstrap}", cluster.bootstrap_servers()) for a in args]
     cmd = [
         _java.java_executable(),
@@ -105,10 +103,10 @@ def _run_local(cluster: Cluster, args: list[str]) -> str:
         "org.apache.kafka.tools.ProducerPerformance",
         *argv,
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PEER_TIMEOUT, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise EoslabError(f"kafka-producer-perf-test failed: {tail[0]}")
+        raise BenchError(f"kafka-producer-perf-test failed: {tail[0]}")
     return proc.stdout
 
 
@@ -120,12 +118,10 @@ def run_peer(cluster: Cluster, w: Workload, topic: str) -> PeerResult | None:
     """
     if w.transactional and not w.commit_ms:
         return None
-    from eoslab.bench._harness import BenchError
-
     if cluster.backend.name == "local":
         out = _run_local(cluster, java_args(w, topic))
     else:
-        out = cluster.tool("producer-perf-test", *java_args(w, topic), timeout=300)
+        out = cluster.tool("producer-perf-test", *java_args(w, topic), timeout=PEER_TIMEOUT)
     result = parse_total(out)
     if result is None:
         raise BenchError(f"{w.label}: producer-perf-test printed no summary line: {out.strip()[-200:]!r}.")

@@ -5,10 +5,10 @@ counts a correct audit must find."""
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from eoslab.cluster import Cluster
+from eoslab._timeouts import CLIENT_CALL
+from eoslab.clients import producer
+from eoslab.cluster import Cluster
 
 
 def write_audit_topic(
@@ -23,8 +23,6 @@ def write_audit_topic(
     """Create ``topic`` and write ``transactions`` transactions of ``per_txn`` records keyed by their
     id; every ``abort_every``-th is aborted; then ``duplicates`` committed keys are written again,
     committed (a re-send by an application that is NOT exactly-once end to end)."""
-    from eoslab.clients import producer
-
     cluster.admin.create_topic(topic, partitions=3)
     p = producer(
         cluster,
@@ -33,7 +31,7 @@ def write_audit_topic(
             "enable.idempotence": True,
         },
     )
-    p.init_transactions(30)
+    p.init_transactions(CLIENT_CALL)
     committed_keys: list[int] = []
     aborted = 0
     for t in range(transactions):
@@ -44,16 +42,16 @@ def write_audit_topic(
         if (t + 1) % abort_every == 0:
             # Flush first: the aborted records must reach the log (that is what read_uncommitted shows),
             # and librdkafka aborting with produce requests still in flight met INVALID_TXN_STATE here.
-            p.flush(30)
-            p.abort_transaction(30)
+            p.flush(CLIENT_CALL)
+            p.abort_transaction(CLIENT_CALL)
             aborted += per_txn
         else:
-            p.commit_transaction(30)
+            p.commit_transaction(CLIENT_CALL)
             committed_keys.extend(keys)
     p.begin_transaction()
     for k in committed_keys[:duplicates]:
         p.produce(topic, key=str(k).encode(), value=b"x" * 100)
-    p.commit_transaction(30)
+    p.commit_transaction(CLIENT_CALL)
     return {
         "committed": len(committed_keys) + duplicates,
         "aborted": aborted,

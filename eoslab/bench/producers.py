@@ -4,31 +4,27 @@ Each workload (a producer mode with explicit batching) runs in three steps, each
 fresh topic that is deleted afterwards: the kit's harness at saturation, Kafka's own
 ProducerPerformance with the same settings (the peer, so every throughput figure has
 a ratio measured in the same run), and the harness at a fixed offered load for latency.
-The run is written under ``runs/<run_id>/`` as Parquet (see :mod:`eoslab.bench._record`).
+The run is written under ``runs/<run_id>/`` as Parquet, in the format of :mod:`eoslab.runs`.
 """
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from eoslab.bench import _harness
+from eoslab.bench._harness import BenchError
 from eoslab.bench._peer import TXN_NOTE, PeerResult, run_peer
-from eoslab.bench._record import RUNS_ENV, fingerprint, new_run_id, run_folders, runs_dir, write_run
-from eoslab.bench._workload import BASELINE, Matrix, Workload, matrix
+from eoslab.bench.targets import HARNESS_VS_JAVA_RATIO
+from eoslab.cluster import Cluster, connect
+from eoslab.runs import BASELINE, Matrix, Workload, fingerprint, matrix, new_run_id, run_folders, runs_dir, write_run
 
-if TYPE_CHECKING:
-    from eoslab.cluster import Cluster
-
-TARGET_RATIO = 0.9
-"""The harness should reach 90 % of the Java tool's throughput at the same settings (issue 6)."""
+__all__ = ["BenchError", "ensure_runs", "run_matrix", "summary_text"]
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -168,9 +164,7 @@ def ensure_runs(cluster: Cluster | None = None, root: str | Path | None = None, 
     path = runs_dir(root)
     if not run_folders(path):
         if cluster is None:
-            import eoslab
-
-            cluster = eoslab.connect()
+            cluster = connect()
         print(f"No runs under {path}: measuring the {matrix_name!r} matrix first (about a minute).")
         run_matrix(cluster, matrix_name, path)
     return path
@@ -195,7 +189,7 @@ def summary_text(folder: Path) -> str:
     for label, r in ours.iterrows():
         j = java.records_per_s.get(label, float("nan"))
         ratio = r.records_per_s / j if j == j else float("nan")
-        flag = "" if ratio != ratio or ratio >= TARGET_RATIO else " <0.9"
+        flag = "" if ratio != ratio or ratio >= HARNESS_VS_JAVA_RATIO else f" <{HARNESS_VS_JAVA_RATIO:g}"
         over = 1 - r.records_per_s / base
         f = fixed.loc[label] if label in fixed.index else None
         lat = (
@@ -215,15 +209,3 @@ def summary_text(folder: Path) -> str:
     lines.append("note: a shared 2-core machine makes these figures noisy; compare ratios measured in one run.")
     lines.append(f"written to {folder}")
     return "\n".join(lines)
-
-
-def shared_runs(make_tmp: Callable[[], Path]) -> Path:
-    """A runs folder shared by a whole test session: ``$EOSLAB_RUNS`` if set, else one quick matrix
-    measured now into ``make_tmp()/runs`` and exported as ``$EOSLAB_RUNS`` (nbval kernels inherit it)."""
-    if RUNS_ENV not in os.environ:
-        from eoslab.cluster import Cluster
-
-        root = make_tmp() / "runs"
-        ensure_runs(Cluster().up(), root, "quick")
-        os.environ[RUNS_ENV] = str(root)
-    return Path(os.environ[RUNS_ENV])

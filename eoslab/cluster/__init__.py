@@ -1,19 +1,29 @@
-"""Start, stop, break and heal the course's cluster, on either backend."""
+"""Start, stop and break the course's cluster, on either backend, and ask Kafka what it knows.
 
-from eoslab.cluster._admin import PartitionState, QuorumState
-from eoslab.cluster._backend import Backend, NodeStatus
+A node fault (kill, stop, pause) is undone by :meth:`Cluster.restore`; :func:`eoslab.heal`
+undoes it together with the fault proxy's faults.
+"""
+
+from eoslab.cluster._admin import Admin, PartitionState, QuorumState, find_coordinators
+from eoslab.cluster._backend import TOOLS, Backend, NodeStatus, Tool
 from eoslab.cluster._cluster import Cluster, connect, make_backend
 from eoslab.cluster._docker import DockerBackend, compose_file, docker_available
+from eoslab.cluster._local import LocalBackend
 
 __all__ = [
+    "Admin",
     "Backend",
     "Cluster",
     "DockerBackend",
+    "LocalBackend",
     "NodeStatus",
     "PartitionState",
     "QuorumState",
+    "TOOLS",
+    "Tool",
     "compose_file",
     "connect",
     "docker_available",
+    "find_coordinators",
     "make_backend",
 ]

@@ -12,18 +12,25 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import ElectionType, KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
+from eoslab._librdkafka import KIT
+from eoslab._ports import LOOPBACK
+from eoslab._timeouts import REQUEST, TOPIC
 from eoslab._wait import wait_until
+from eoslab.protocol import KafkaConnection
 from eoslab.topology import Node, Topology
 
 log = logging.getLogger(__name__)
 
-# librdkafka logs every refused connection at ERROR through its own logger; while
-# nodes are coming up or are killed on purpose that is noise, not news.
-_QUIET = logging.getLogger("eoslab.librdkafka")
-_QUIET.setLevel(logging.CRITICAL)
+VIEW_TIMEOUT = 3.0
+"""One broker's Metadata answer inside a wait: a broker that does not answer in time is left out as if dead,
+so this must outlast a busy moment of a live broker (2 s proved tight on a loaded 2-core machine)."""
+
+RECONNECT_BACKOFF_MAX_MS = 1000
+"""Lessons kill brokers on purpose: with librdkafka's default 10 s reconnect back-off ceiling, a request to
+a broker restarted a moment ago could wait longer than ``socket.timeout.ms`` for its connection."""
 
 
 @dataclass(frozen=True)
@@ -52,15 +59,13 @@ class QuorumState:
     observers: tuple[int, ...]
 
 
-def admin_client(bootstrap: str, timeout_ms: int = 5000) -> AdminClient:
+def admin_client(bootstrap: str, timeout_ms: int = int(REQUEST * 1000)) -> AdminClient:
     conf: dict[str, Any] = {
         "bootstrap.servers": bootstrap,
         "socket.timeout.ms": timeout_ms,
-        # Lessons kill brokers on purpose: with the default 10 s reconnect back-off ceiling, a request to a
-        # broker restarted a moment ago could wait longer than socket.timeout.ms for its connection.
-        "reconnect.backoff.max.ms": 1000,
+        "reconnect.backoff.max.ms": RECONNECT_BACKOFF_MAX_MS,
         "client.id": "eoslab-admin",
-        "logger": _QUIET,
+        "logger": KIT,
     }
     return AdminClient(conf)
 
@@ -73,17 +78,17 @@ class Admin:
         self.bootstrap = bootstrap
         self.client = admin_client(bootstrap)
 
-    def brokers(self, timeout: float = 5.0) -> list[int]:
+    def brokers(self, timeout: float = REQUEST) -> list[int]:
         """Ids of the registered, unfenced brokers (fenced ones are not in the answer)."""
         desc = self.client.describe_cluster(request_timeout=timeout).result(timeout=timeout + 1)
         return sorted(n.id for n in desc.nodes)
 
-    def controller_id(self, timeout: float = 5.0) -> int:
+    def controller_id(self, timeout: float = REQUEST) -> int:
         """What brokers report as "controller": in KRaft, a random broker (KIP-590), not the quorum leader."""
         desc = self.client.describe_cluster(request_timeout=timeout).result(timeout=timeout + 1)
         return desc.controller.id if desc.controller else -1
 
-    def partitions(self, topic: str | None = None, timeout: float = 5.0) -> list[PartitionState]:
+    def partitions(self, topic: str | None = None, timeout: float = REQUEST) -> list[PartitionState]:
         """Leader, replicas and ISR of every partition (of one topic, or all)."""
         md = self.client.list_topics(topic=topic, timeout=timeout)
         out = []
@@ -96,7 +101,7 @@ class Admin:
                 out.append(PartitionState(name, pid, pmd.leader, tuple(pmd.replicas), tuple(pmd.isrs)))
         return out
 
-    def topics(self, timeout: float = 5.0) -> list[str]:
+    def topics(self, timeout: float = REQUEST) -> list[str]:
         return sorted(self.client.list_topics(timeout=timeout).topics)
 
     def create_topic(
@@ -106,7 +111,7 @@ class Admin:
         partitions: int | None = None,
         replica_assignment: list[list[int]] | None = None,
         config: dict[str, str] | None = None,
-        timeout: float = 15.0,
+        timeout: float = TOPIC,
     ) -> None:
         if replica_assignment is not None:
             new = NewTopic(
@@ -132,12 +137,10 @@ class Admin:
             describe=lambda: f"brokers' views: {partition_views(self.topology, name)}",
         )
 
-    def delete_topic(self, name: str, timeout: float = 15.0) -> None:
+    def delete_topic(self, name: str, timeout: float = TOPIC) -> None:
         self.client.delete_topics([name], request_timeout=timeout)[name].result(timeout=timeout + 1)
 
-    def topic_config(self, name: str, timeout: float = 5.0) -> dict[str, str]:
-        from confluent_kafka.admin import ConfigResource, ResourceType
-
+    def topic_config(self, name: str, timeout: float = REQUEST) -> dict[str, str]:
         res = ConfigResource(ResourceType.TOPIC, name)
 
         def ask() -> dict[str, str] | None:
@@ -154,9 +157,8 @@ class Admin:
         assert found is not None
         return found
 
-    def elect_preferred_leaders(self, timeout: float = 15.0) -> None:
+    def elect_preferred_leaders(self, timeout: float = TOPIC) -> None:
         """Move every leader back to its preferred replica (auto rebalance is off on purpose)."""
-        from confluent_kafka import ElectionType
 
         def elect() -> tuple[dict[Any, Any]]:
             # (confluent-kafka 2.16 raises SystemError when elect_leaders gets request_timeout=...)
@@ -170,11 +172,9 @@ class Admin:
                 log.info("preferred election for %s-%s: %s", tp.topic, tp.partition, err)
 
 
-def describe_quorum(controller: Node, timeout: float = 5.0) -> QuorumState:
+def describe_quorum(controller: Node, timeout: float = REQUEST) -> QuorumState:
     """DescribeQuorum (api key 55) asked of one controller directly (KIP-919 lets it answer)."""
-    from eoslab.protocol import KafkaConnection
-
-    with KafkaConnection("127.0.0.1", controller.controller_port, client_id="eoslab-admin", timeout=timeout) as conn:
+    with KafkaConnection(LOOPBACK, controller.controller_port, client_id="eoslab-admin", timeout=timeout) as conn:
         resp = conn.request(
             "DescribeQuorum",
             0,
@@ -193,21 +193,21 @@ def describe_quorum(controller: Node, timeout: float = 5.0) -> QuorumState:
     )
 
 
-def find_coordinators(broker: Node, key_type: int, keys: list[str], timeout: float = 5.0) -> dict[str, tuple[int, int]]:
+def find_coordinators(
+    broker: Node, key_type: int, keys: list[str], timeout: float = REQUEST
+) -> dict[str, tuple[int, int]]:
     """FindCoordinator v4 (KIP-699, batched): key -> (error code, coordinator node id).
 
     ``key_type`` 0 = group, 1 = transaction. The first such request for a key
     type makes the broker create ``__consumer_offsets`` / ``__transaction_state``;
     unlike ``init_transactions()`` it does not allocate a producer id.
     """
-    from eoslab.protocol import KafkaConnection
-
-    with KafkaConnection("127.0.0.1", broker.client_port, client_id="eoslab-admin", timeout=timeout) as conn:
+    with KafkaConnection(LOOPBACK, broker.client_port, client_id="eoslab-admin", timeout=timeout) as conn:
         resp = conn.request("FindCoordinator", 4, {"KeyType": key_type, "CoordinatorKeys": keys})
     return {c["Key"]: (c["ErrorCode"], c["NodeId"]) for c in resp["Coordinators"]}
 
 
-def partition_views(topology: Topology, topic: str, timeout: float = 3.0) -> dict[int, dict[int, int]]:
+def partition_views(topology: Topology, topic: str, timeout: float = VIEW_TIMEOUT) -> dict[int, dict[int, int]]:
     """Each reachable broker's own metadata for ``topic``: broker id -> {partition: leader}
     (``{}`` from a broker that does not know the topic yet; a dead broker is left out).
 
@@ -215,12 +215,10 @@ def partition_views(topology: Topology, topic: str, timeout: float = 3.0) -> dic
     after an election they disagree; the AdminClient asks whichever broker it likes.
     A lesson that says "broker 1 leads A" must first wait until every broker says so.
     """
-    from eoslab.protocol import KafkaConnection
-
     views: dict[int, dict[int, int]] = {}
     for broker in topology.brokers:
         try:
-            with KafkaConnection("127.0.0.1", broker.client_port, client_id="eoslab-admin", timeout=timeout) as conn:
+            with KafkaConnection(LOOPBACK, broker.client_port, client_id="eoslab-admin", timeout=timeout) as conn:
                 resp = conn.request("Metadata", None, {"Topics": [{"Name": topic}], "AllowAutoTopicCreation": False})
         except Exception:  # noqa: BLE001 - a dead broker has no view; the others still count
             continue

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from eoslab._timeouts import NODE_STOP, TOOL
 from eoslab.topology import Node, Topology
 
 NodeState = Literal["running", "paused", "stopped"]
@@ -56,11 +57,13 @@ class Backend(Protocol):
 
     name: str
     topology: Topology
+    ready_timeout: float
+    """How long ``Cluster.up`` waits for a cold start of this backend by default (:data:`READY` locally)."""
 
     def up(self) -> None:
         """Start every node that is not running (no-op when all are); do not wait for Kafka."""
 
-    def down(self, timeout: float = 20.0) -> None:
+    def down(self, timeout: float = NODE_STOP) -> None:
         """Stop every node (SIGTERM, then SIGKILL after ``timeout``); nothing stays behind."""
 
     def reset(self) -> None:
@@ -71,7 +74,7 @@ class Backend(Protocol):
     def kill(self, node: Node) -> None:
         """SIGKILL: a crash, no controlled shutdown."""
 
-    def stop(self, node: Node, timeout: float = 20.0) -> None:
+    def stop(self, node: Node, timeout: float = NODE_STOP) -> None:
         """SIGTERM: a clean, controlled shutdown (SIGKILL after ``timeout``)."""
 
     def start(self, node: Node) -> None: ...
@@ -82,6 +85,9 @@ class Backend(Protocol):
     def resume(self, node: Node) -> None: ...
 
     def logs(self, node: Node, lines: int = 50) -> str: ...
+
+    def died_during_start(self, node: Node) -> str | None:
+        """Why a node that should be running is not, in one line of its own log (None if it runs)."""
 
     def data_path(self, node: Node) -> str:
         """The node's log.dirs as the tools see it (a host path, or a path in the container)."""
@@ -96,6 +102,6 @@ class Backend(Protocol):
         """The bootstrap servers as a CLI tool of this backend reaches them."""
 
     def run_tool(
-        self, tool: str, args: list[str], *, node: Node | None = None, timeout: float = 120.0
+        self, tool: str, args: list[str], *, node: Node | None = None, timeout: float = TOOL
     ) -> subprocess.CompletedProcess[str]:
         """Run a Kafka CLI tool of the pinned release (``TOOLS``) and capture its output."""

@@ -15,26 +15,36 @@ import os
 import time
 from collections.abc import Iterable
 
+from eoslab._java import first_error_line
+from eoslab._timeouts import (
+    BROKER_REGISTER,
+    CONNECT_READY,
+    FULL_ISR,
+    HEAL,
+    ISR,
+    NEW_LEADER,
+    NODE_STOP,
+    PROBE,
+    READY,
+    REQUEST,
+    TOOL,
+)
 from eoslab._wait import wait_until
-from eoslab.cluster._admin import Admin, PartitionState, QuorumState, describe_quorum, find_coordinators
+from eoslab.cluster._admin import VIEW_TIMEOUT, Admin, PartitionState, QuorumState, describe_quorum, find_coordinators
 from eoslab.cluster._backend import Backend, NodeStatus
+from eoslab.cluster._docker import DockerBackend
+from eoslab.cluster._local import LocalBackend
+from eoslab.cluster._seed import ensure_seed
 from eoslab.errors import ClusterNotRunning, ClusterStartError, EoslabError
 from eoslab.topology import TOPOLOGY, Node, Topology
-
-READY_TIMEOUT = 90.0
-"""Cold start is ~10-20 s on 2 cores; 90 s leaves room for a first JIT-cold start on a busy laptop."""
 
 
 def make_backend(name: str | None = None, topology: Topology = TOPOLOGY) -> Backend:
     """``local`` (default) or ``docker``; ``$EOSLAB_BACKEND`` chooses when ``name`` is None."""
     name = (name or os.environ.get("EOSLAB_BACKEND") or "local").lower()
     if name == "local":
-        from eoslab.cluster._local import LocalBackend
-
         return LocalBackend(topology)
     if name == "docker":
-        from eoslab.cluster._docker import DockerBackend
-
         return DockerBackend(topology)
     raise EoslabError(f"Unknown backend {name!r}: use EOSLAB_BACKEND=local or EOSLAB_BACKEND=docker.")
 
@@ -86,29 +96,27 @@ class Cluster:
     def up(self, timeout: float | None = None) -> Cluster:
         """Start what is not running, wait until Kafka is ready, create the seed topic.
 
-        ``timeout`` defaults to the backend's ``ready_timeout`` (:data:`READY_TIMEOUT` if it has none).
+        ``timeout`` defaults to the backend's ``ready_timeout`` (docker's is longer than local's).
 
-        A no-op on a running, ready cluster (it does not move leaders: that is `heal`).
+        A no-op on a running, ready cluster (it does not move leaders: that is :func:`eoslab.heal`).
         If the start fails, the nodes this call started are stopped again before
         the error is raised.
         """
         if timeout is None:
-            timeout = float(getattr(self.backend, "ready_timeout", READY_TIMEOUT))
+            timeout = self.backend.ready_timeout
         before = set(self.running())
         try:
             self.backend.up()
             self.wait_ready(timeout)
-            from eoslab.cluster._seed import ensure_seed
-
             if set(self.running()) != before:
                 # Nodes came up one by one, so leaders landed wherever a replica was first
                 # available; auto.leader.rebalance.enable=false means nobody moves them back.
                 self.wait_full_isr(timeout)
                 self.admin.elect_preferred_leaders()
-                ensure_seed(self)
+                ensure_seed(self.admin)
             else:
                 # Running already: leave leaders where a lesson may have moved them on purpose.
-                ensure_seed(self, check=False)
+                ensure_seed(self.admin, check=False)
         except BaseException:
             started = [n for n in self.topology.nodes if n.name not in before]
             for node in reversed(started):
@@ -119,8 +127,23 @@ class Cluster:
             raise
         return self
 
-    def down(self, timeout: float = 20.0) -> None:
+    def down(self, timeout: float = NODE_STOP) -> None:
         self.backend.down(timeout)
+
+    def restore(self, timeout: float = HEAL) -> None:
+        """Undo every NODE fault: resume paused nodes, start stopped ones, wait for full ISRs, move
+        leaders back to their preferred replicas, recreate the demo topic if a lesson deleted it.
+
+        The proxy's faults are not the cluster's to undo: :func:`eoslab.heal` undoes both.
+        """
+        for status in self.status():
+            if status.state == "paused":
+                self.backend.resume(self.topology.node(status.name))
+        self.backend.up()  # starts whatever is stopped; a no-op for running nodes
+        self.wait_ready(timeout)
+        self.wait_full_isr(timeout)
+        self.admin.elect_preferred_leaders()
+        ensure_seed(self.admin)  # recreates the demo topic if a lesson deleted it, then checks leaders
 
     def reset(self) -> None:
         """Stop everything and delete all data: the next ``up`` formats a new cluster."""
@@ -143,7 +166,7 @@ class Cluster:
         self.backend.stop(node)
         return node
 
-    def start(self, name: str | Node, wait: bool = True, timeout: float = 60.0) -> Node:
+    def start(self, name: str | Node, wait: bool = True, timeout: float = BROKER_REGISTER) -> Node:
         node = name if isinstance(name, Node) else self.topology.node(name)
         self.backend.start(node)
         if wait and node.is_broker:
@@ -165,7 +188,7 @@ class Cluster:
         node = name if isinstance(name, Node) else self.topology.node(name)
         return self.backend.logs(node, lines)
 
-    def tool(self, tool: str, *args: str, node: str | None = None, timeout: float = 120.0) -> str:
+    def tool(self, tool: str, *args: str, node: str | None = None, timeout: float = TOOL) -> str:
         """Run a Kafka CLI tool of the pinned release (see ``TOOLS``) and return its stdout.
 
         ``{bootstrap}`` in an argument is replaced by the bootstrap servers as the
@@ -175,13 +198,11 @@ class Cluster:
         target = self.topology.node(node) if node else None
         proc = self.backend.run_tool(tool, argv, node=target, timeout=timeout)
         if proc.returncode != 0:
-            from eoslab._java import first_error_line
-
             raise EoslabError(f"kafka {tool} {' '.join(args)} failed: {first_error_line(proc.stderr + proc.stdout)}")
         return proc.stdout
 
     # -- what Kafka says --------------------------------------------------------
-    def quorum(self, timeout: float = 5.0) -> QuorumState:
+    def quorum(self, timeout: float = REQUEST) -> QuorumState:
         """Ask the controllers in turn until one answers DescribeQuorum."""
         errors = []
         for c in self.topology.controllers:
@@ -224,13 +245,13 @@ class Cluster:
         if dead:
             why = []
             for name in dead:
-                reason = getattr(self.backend, "died_during_start", lambda n: None)(self.topology.node(name))
+                reason = self.backend.died_during_start(self.topology.node(name))
                 why.append(f"{name}: {reason}" if reason else name)
             raise ClusterStartError(
                 "These nodes are not running: " + "; ".join(why) + ". Fix the cause, then `eoslab up` again."
             )
 
-    def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
+    def wait_ready(self, timeout: float = READY) -> None:
         """Ready = 3 voters with a leader, 3 brokers unfenced, internal topics created and loaded."""
         deadline = time.monotonic() + timeout
         n_brokers = len(self.topology.brokers)
@@ -240,7 +261,7 @@ class Cluster:
 
         def quorum_ok() -> QuorumState | None:
             self._check_alive()
-            q = self.quorum(timeout=2.0)
+            q = self.quorum(timeout=PROBE)
             want = tuple(c.node_id for c in self.topology.controllers)
             return q if q.leader_id in want and q.voters == want else None
 
@@ -254,7 +275,7 @@ class Cluster:
 
         def brokers_ok() -> bool:
             self._check_alive()
-            return len(self.admin.brokers(timeout=2.0)) == n_brokers
+            return len(self.admin.brokers(timeout=PROBE)) == n_brokers
 
         wait_until(
             brokers_ok,
@@ -269,7 +290,7 @@ class Cluster:
         def coordinators_ok() -> bool:
             self._check_alive()
             for key_type, key in ((0, "eoslab-ready"), (1, "eoslab-ready")):
-                found = find_coordinators(broker, key_type, [key], timeout=3.0)
+                found = find_coordinators(broker, key_type, [key], timeout=VIEW_TIMEOUT)
                 if found[key][0] != 0:
                     return False
             return True
@@ -281,15 +302,15 @@ class Cluster:
             describe=lambda: self._log_tails([b.name for b in self.topology.brokers]),
         )
 
-    def wait_broker_registered(self, node_id: int, timeout: float = 60.0) -> None:
+    def wait_broker_registered(self, node_id: int, timeout: float = BROKER_REGISTER) -> None:
         wait_until(
-            lambda: node_id in self.admin.brokers(timeout=2.0),
+            lambda: node_id in self.admin.brokers(timeout=PROBE),
             timeout=timeout,
             what=f"broker {node_id} to register and be unfenced",
             describe=lambda: self._log_tails([f"broker-{node_id}"]),
         )
 
-    def wait_for_new_leader(self, topic: str, partition: int, old_leader: int, timeout: float = 30.0) -> int:
+    def wait_for_new_leader(self, topic: str, partition: int, old_leader: int, timeout: float = NEW_LEADER) -> int:
         """Wait until ``topic-partition`` has a live leader other than ``old_leader``; return it."""
 
         def probe() -> int | None:
@@ -301,7 +322,7 @@ class Cluster:
         assert leader is not None
         return leader
 
-    def wait_for_isr(self, topic: str, partition: int, isr: Iterable[int], timeout: float = 60.0) -> None:
+    def wait_for_isr(self, topic: str, partition: int, isr: Iterable[int], timeout: float = ISR) -> None:
         want = tuple(sorted(isr))
 
         def probe() -> bool:
@@ -314,7 +335,7 @@ class Cluster:
             describe=lambda: f"now: {self.partition(topic, partition)}",
         )
 
-    def wait_full_isr(self, timeout: float = 90.0) -> None:
+    def wait_full_isr(self, timeout: float = FULL_ISR) -> None:
         """Every partition of every topic has all its replicas in sync."""
 
         def lagging() -> list[str]:
@@ -331,39 +352,6 @@ class Cluster:
             describe=lambda: "lagging: " + ", ".join(lagging()[:5]),
         )
 
-    # -- views ------------------------------------------------------------------
-    def status_frame(self):  # type: ignore[no-untyped-def]
-        """The nodes as a DataFrame (role, id, state, pid, RSS, quorum leader)."""
-        from eoslab.cluster._views import status_frame
-
-        return status_frame(self)
-
-    def mermaid(self, topic: str | None = None) -> str:
-        """A Mermaid diagram of the cluster as it is now (display with :func:`show_mermaid`)."""
-        from eoslab.cluster._views import cluster_mermaid
-
-        return cluster_mermaid(self, topic)
-
-    def isr_timeline(self, topic: str, interval: float = 0.25):  # type: ignore[no-untyped-def]
-        """A context manager that samples leaders and ISRs of ``topic`` (see :mod:`._watch`)."""
-        from eoslab.cluster._watch import IsrTimeline
-
-        return IsrTimeline(self, topic, interval)
-
-    def partition_files(self, broker: str | Node, topic: str, partition: int):  # type: ignore[no-untyped-def]
-        """The files of one partition replica on one broker: name, bytes (a DataFrame)."""
-        import pandas as pd
-
-        node = broker if isinstance(broker, Node) else self.topology.node(broker)
-        rows = self.backend.list_files(node, f"{topic}-{partition}")
-        return pd.DataFrame(rows, columns=["file", "bytes"])
-
-    def heal(self, timeout: float = 120.0) -> None:
-        """Undo every fault: see :func:`eoslab.cluster._heal.heal`."""
-        from eoslab.cluster._heal import heal
-
-        heal(self, timeout)
-
 
 def connect(backend: Backend | str | None = None, *, start: bool = True) -> Cluster:
     """The running cluster (checked ready), or a freshly started one when ``start``."""
@@ -374,5 +362,5 @@ def connect(backend: Backend | str | None = None, *, start: bool = True) -> Clus
         return cluster.up()
     if not cluster.is_up() and start:
         return cluster.up()  # some nodes stopped: start them
-    cluster.wait_ready(timeout=30)
+    cluster.wait_ready(timeout=CONNECT_READY)
     return cluster

@@ -31,6 +31,7 @@ import psutil
 from eoslab._compose import CONTAINER_DATA_DIR, IMAGE_VARIABLE, compose_project, render_compose
 from eoslab._image import kafka_image
 from eoslab._paths import data_dir, project_root
+from eoslab._timeouts import NODE_STOP, TOOL
 from eoslab.cluster._backend import TOOLS, NodeStatus
 from eoslab.cluster._docker_checks import check_image, check_ports, docker_available, exited_reason, parse_ps
 from eoslab.errors import ClusterStartError, EoslabError, SetupError
@@ -42,6 +43,13 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 LOG_TAIL = 15
 """Lines of a container's log quoted in an error about it."""
+
+COMPOSE_TIMEOUT = 300.0
+"""A compose command may start six JVM containers (`up --wait`, itself bounded by UP_WAIT) or stop them."""
+UP_WAIT = 120
+"""`docker compose up --wait`: the healthchecks pass once Kafka listens, ~READY's cold start, in containers."""
+EXEC_TIMEOUT = 60.0
+"""`docker compose exec ...`: a directory listing in a running container."""
 
 
 def compose_file(topology: Topology = TOPOLOGY) -> Path:
@@ -126,7 +134,9 @@ class DockerBackend:
     def _run(self, argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=self._env(), cwd=self._cwd)
 
-    def _compose(self, *args: str, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def _compose(
+        self, *args: str, timeout: float = COMPOSE_TIMEOUT, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         proc = self._run([*self._base(), *args], timeout)
         if check and proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
@@ -145,7 +155,7 @@ class DockerBackend:
             if self._on_up is not None:
                 self._on_up()
             else:
-                self._compose("up", "--detach", "--no-recreate", "--wait", "--wait-timeout", "120")
+                self._compose("up", "--detach", "--no-recreate", "--wait", "--wait-timeout", str(UP_WAIT))
         except (subprocess.CalledProcessError, EoslabError) as exc:
             self._raise_exited(exc)
             raise
@@ -169,14 +179,14 @@ class DockerBackend:
             last = (err.strip().splitlines() or ["(no output)"])[-1]
             raise EoslabError(f"`docker compose up` failed ({last}): see `docker compose logs`, then retry.") from None
 
-    def down(self, timeout: float = 20.0) -> None:
+    def down(self, timeout: float = NODE_STOP) -> None:
         if self._on_down is not None:
             self._on_down()
         else:
             self._compose("down", "--timeout", str(int(timeout)))
 
     def reset(self) -> None:
-        self._compose("down", "--volumes", "--timeout", "20")
+        self._compose("down", "--volumes", "--timeout", str(int(NODE_STOP)))
 
     def _containers(self) -> dict[str, dict[str, Any]]:
         proc = self._compose("ps", "--all", "--format", "json", check=False)
@@ -226,7 +236,7 @@ class DockerBackend:
     def kill(self, node: Node) -> None:
         self._compose("kill", "--signal", "SIGKILL", node.name)
 
-    def stop(self, node: Node, timeout: float = 20.0) -> None:
+    def stop(self, node: Node, timeout: float = NODE_STOP) -> None:
         self._compose("stop", "--timeout", str(int(timeout)), node.name)
 
     def start(self, node: Node) -> None:
@@ -275,7 +285,7 @@ class DockerBackend:
         return self.topology.brokers[0]
 
     def run_tool(
-        self, tool: str, args: list[str], *, node: Node | None = None, timeout: float = 120.0
+        self, tool: str, args: list[str], *, node: Node | None = None, timeout: float = TOOL
     ) -> subprocess.CompletedProcess[str]:
         target = node or self._running_broker()
         script = f"/opt/kafka/bin/{TOOLS[tool].script}"

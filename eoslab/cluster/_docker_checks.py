@@ -17,6 +17,9 @@ from eoslab._java import first_error_line
 from eoslab.errors import PortInUseError, SetupError
 from eoslab.topology import KAFKA_IMAGE, Node
 
+DOCKER_CLI_TIMEOUT = 20.0
+"""`docker info` / `docker compose version` / `docker ps` answer in well under a second from a live engine."""
+
 
 def docker_available() -> str | None:
     """None when a Docker engine answers, else the reason it does not (one clause)."""
@@ -25,13 +28,16 @@ def docker_available() -> str | None:
         return "the `docker` command is not installed"
     try:
         proc = subprocess.run(
-            [docker, "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True, timeout=20
+            [docker, "info", "--format", "{{.ServerVersion}}"],
+            capture_output=True,
+            text=True,
+            timeout=DOCKER_CLI_TIMEOUT,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"`docker info` failed ({exc})"
     if proc.returncode != 0 or not proc.stdout.strip():
         return "no Docker engine answers (`docker info` fails): the docker client is here, the daemon is not"
-    compose = subprocess.run([docker, "compose", "version"], capture_output=True, text=True, timeout=20)
+    compose = subprocess.run([docker, "compose", "version"], capture_output=True, text=True, timeout=DOCKER_CLI_TIMEOUT)
     if compose.returncode != 0:
         return "the `docker compose` plugin (compose v2) is missing"
     return None
@@ -54,7 +60,7 @@ def container_publishing(port: int) -> str | None:
         ["docker", "ps", "--filter", f"publish={port}", "--format", "{{.Names}}"],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=DOCKER_CLI_TIMEOUT,
     )
     names = proc.stdout.split()
     return names[0] if proc.returncode == 0 and names else None

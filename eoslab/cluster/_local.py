@@ -30,9 +30,10 @@ from pathlib import Path
 
 import psutil
 
-from eoslab import _cds, _jars, _java, _ports
+from eoslab import _cds, _jars, _java, _ports, _procs
 from eoslab._java import first_error_line
 from eoslab._paths import PACKAGE_DIR, data_dir
+from eoslab._timeouts import NODE_STOP, READY, TOOL
 from eoslab._wait import wait_until
 from eoslab.cluster._backend import TOOLS, NodeStatus
 from eoslab.errors import ClusterStartError, DataDirError, EoslabError
@@ -49,11 +50,15 @@ from eoslab.topology import (
 
 RESOURCES = PACKAGE_DIR / "_resources"
 
+SIGNAL_SEEN = 5.0
+"""Signals are delivered asynchronously; the kernel shows a SIGSTOP/SIGCONT in microseconds, 5 s when swapping."""
+
 
 class LocalBackend:
     """Six JVM processes on loopback; see the module docstring for the folder layout."""
 
     name = "local"
+    ready_timeout = READY
 
     def __init__(self, topology: Topology = TOPOLOGY, root: Path | None = None) -> None:
         self.topology = topology
@@ -105,16 +110,7 @@ class LocalBackend:
     # -- process state ------------------------------------------------------
     def _process(self, node: Node) -> psutil.Process | None:
         """The node's live JVM, checked by its command line (pid files can be stale)."""
-        try:
-            pid = int(self._pid_file(node).read_text().strip())
-            proc = psutil.Process(pid)
-            if proc.status() == psutil.STATUS_ZOMBIE:
-                return None
-            if str(self._props_file(node)) not in proc.cmdline():
-                return None
-            return proc
-        except (OSError, ValueError, psutil.Error):
-            return None
+        return _procs.from_pid_file(self._pid_file(node), expect=str(self._props_file(node)))
 
     def _state(self, proc: psutil.Process | None) -> str:
         if proc is None:
@@ -193,7 +189,7 @@ class LocalBackend:
         return self.run_tool(
             "storage",
             ["format", "-t", self.topology.cluster_id, "-c", str(self._props_file(node))],
-            timeout=120,
+            timeout=TOOL,
         )
 
     # -- lifecycle ----------------------------------------------------------
@@ -240,29 +236,17 @@ class LocalBackend:
         pid_file = self._pid_file(node)
         pid_file.unlink(missing_ok=True)
         script = f'exec </dev/null >>{shlex.quote(str(log))} 2>&1; "$@" & echo $! > {shlex.quote(str(pid_file))}'
+        # `sh` exits after writing the pid file, so once run() returns the file is there (or the start failed).
         subprocess.run(["sh", "-c", script, "sh", *argv], check=True, start_new_session=True, cwd=self.node_dir(node))
-        time.sleep(0.05)
         if not pid_file.is_file():
             raise ClusterStartError(f"{node.name} did not start: see {log}.")
 
-    def stop(self, node: Node, timeout: float = 20.0) -> None:
+    def stop(self, node: Node, timeout: float = NODE_STOP) -> None:
         self._terminate([node], timeout)
 
     def _terminate(self, nodes: list[Node], timeout: float) -> None:
         procs = [(n, p) for n in nodes if (p := self._process(n)) is not None]
-        for _, proc in procs:
-            try:
-                proc.send_signal(signal.SIGTERM)
-                proc.send_signal(signal.SIGCONT)  # a paused JVM handles SIGTERM only once resumed
-            except psutil.Error:
-                pass
-        _, alive = psutil.wait_procs([p for _, p in procs], timeout=timeout)
-        for proc in alive:
-            try:
-                proc.kill()
-            except psutil.Error:
-                pass
-        psutil.wait_procs(alive, timeout=10)
+        _procs.terminate([p for _, p in procs], timeout)
         for node, _ in procs:
             self._pid_file(node).unlink(missing_ok=True)
 
@@ -270,8 +254,7 @@ class LocalBackend:
         proc = self._process(node)
         if proc is None:
             return
-        proc.kill()
-        proc.wait(timeout=10)
+        _procs.kill([proc])
         self._pid_file(node).unlink(missing_ok=True)
 
     def pause(self, node: Node) -> None:
@@ -279,7 +262,10 @@ class LocalBackend:
         proc.send_signal(signal.SIGSTOP)
         # Signals are delivered asynchronously: return once the kernel shows the JVM stopped.
         wait_until(
-            lambda: self._state(proc) == "paused", timeout=5, interval=0.02, what=f"{node.name} to stop after SIGSTOP"
+            lambda: self._state(proc) == "paused",
+            timeout=SIGNAL_SEEN,
+            interval=0.02,
+            what=f"{node.name} to stop after SIGSTOP",
         )
 
     def resume(self, node: Node) -> None:
@@ -288,7 +274,7 @@ class LocalBackend:
             proc.send_signal(signal.SIGCONT)
             wait_until(
                 lambda: self._state(proc) != "paused",
-                timeout=5,
+                timeout=SIGNAL_SEEN,
                 interval=0.02,
                 what=f"{node.name} to run again after SIGCONT",
             )
@@ -299,7 +285,7 @@ class LocalBackend:
             raise EoslabError(f"{node.name} is not running: start it with `eoslab start {node.name}`.")
         return proc
 
-    def down(self, timeout: float = 20.0) -> None:
+    def down(self, timeout: float = NODE_STOP) -> None:
         # Brokers first, while the controllers can still move leadership (controlled shutdown).
         self._terminate(list(self.topology.brokers), timeout)
         self._terminate(list(self.topology.controllers), timeout)
@@ -339,7 +325,7 @@ class LocalBackend:
         return self.topology.bootstrap_servers()
 
     def run_tool(
-        self, tool: str, args: list[str], *, node: Node | None = None, timeout: float = 120.0
+        self, tool: str, args: list[str], *, node: Node | None = None, timeout: float = TOOL
     ) -> subprocess.CompletedProcess[str]:
         spec = TOOLS[tool]
         argv = [_java.java_executable(), f"@{self._tool_argfile()}", spec.main_class, *args]

@@ -8,17 +8,13 @@ list), and `heal` runs a preferred-leader election to bring them back.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from confluent_kafka import KafkaException
 
+from eoslab._timeouts import SEED
 from eoslab._wait import wait_until
-from eoslab.cluster._admin import partition_views
+from eoslab.cluster._admin import Admin, partition_views
 from eoslab.errors import EoslabError
 from eoslab.topology import DEMO_PARTITION_LEADERS, DEMO_TOPIC
-
-if TYPE_CHECKING:
-    from eoslab.cluster._cluster import Cluster
 
 
 def seed_assignment(broker_ids: list[int]) -> list[list[int]]:
@@ -32,14 +28,14 @@ def seed_assignment(broker_ids: list[int]) -> list[list[int]]:
     return out
 
 
-def ensure_seed(cluster: Cluster, timeout: float = 30.0, check: bool = True) -> None:
+def ensure_seed(admin: Admin, timeout: float = SEED, check: bool = True) -> None:
     """Create the demo topic if it is missing, then (``check``) verify the arrangement holds."""
-    brokers = [b.node_id for b in cluster.topology.brokers]
+    brokers = [b.node_id for b in admin.topology.brokers]
     want = seed_assignment(brokers)
-    created = DEMO_TOPIC not in cluster.admin.topics()
+    created = DEMO_TOPIC not in admin.topics()
     if created:
         try:
-            cluster.admin.create_topic(
+            admin.create_topic(
                 DEMO_TOPIC,
                 replica_assignment=want,
                 config={"min.insync.replicas": "2"},  # explicit, though the broker default says the same
@@ -48,25 +44,25 @@ def ensure_seed(cluster: Cluster, timeout: float = 30.0, check: bool = True) -> 
             if "TOPIC_ALREADY_EXISTS" not in str(exc):
                 raise
     if check or created:
-        check_seed(cluster, timeout)
+        check_seed(admin, timeout)
 
 
-def check_seed(cluster: Cluster, timeout: float = 30.0) -> None:
+def check_seed(admin: Admin, timeout: float = SEED) -> None:
     """Raise unless demo-0 is led by broker 1 and demo-1 by broker 2, with RF 3."""
-    want = seed_assignment([b.node_id for b in cluster.topology.brokers])
+    want = seed_assignment([b.node_id for b in admin.topology.brokers])
 
     def probe() -> bool:
-        parts = cluster.admin.partitions(DEMO_TOPIC)
+        parts = admin.partitions(DEMO_TOPIC)
         if [list(p.replicas) for p in parts] != want:
             return False
         # Every live broker must already say so, not just the one the AdminClient asked.
-        views = partition_views(cluster.topology, DEMO_TOPIC)
+        views = partition_views(admin.topology, DEMO_TOPIC)
         return bool(views) and all(view == DEMO_PARTITION_LEADERS for view in views.values())
 
     try:
         wait_until(probe, timeout=timeout, what=f"the seed arrangement of {DEMO_TOPIC!r}")
     except EoslabError:
-        parts = cluster.admin.partitions(DEMO_TOPIC)
+        parts = admin.partitions(DEMO_TOPIC)
         seen = ", ".join(f"partition {p.partition}: leader {p.leader}, replicas {list(p.replicas)}" for p in parts)
         raise EoslabError(
             f"Topic {DEMO_TOPIC!r} is not arranged as the course needs ({seen}; want leaders "

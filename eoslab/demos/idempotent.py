@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
+from eoslab._timeouts import CLIENT_CALL
 from eoslab._wait import wait_until
 from eoslab.faults import demo_producer_config
 
@@ -21,6 +22,12 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from eoslab.cluster import Cluster
+
+STATS_WAIT = 3.0
+"""One fresh librdkafka statistics report: an observed producer emits one every 100 ms (STATS_INTERVAL_MS)."""
+SEND_TIMEOUT = 60.0
+"""One record's delivery report through the proxy, when a lesson drops its ack: the resend follows
+socket.timeout.ms (3 s) and message.timeout.ms is 30 s, so a report comes well inside 60 s."""
 
 
 @dataclass(frozen=True)
@@ -60,10 +67,10 @@ def producer(
     return p
 
 
-def wait_for_pid(p: ins.ObservedProducer, timeout: float = 30.0) -> ins.ClientEos:
+def wait_for_pid(p: ins.ObservedProducer, timeout: float = CLIENT_CALL) -> ins.ClientEos:
     """Until librdkafka says it holds a producer id (idemp_state "Assigned"); its id and epoch."""
     found = wait_until(
-        lambda: e if (e := p.eos(timeout=3.0)).producer_id >= 0 else None,
+        lambda: e if (e := p.eos(timeout=STATS_WAIT)).producer_id >= 0 else None,
         timeout=timeout,
         what="the producer to acquire a producer id (InitProducerId)",
     )
@@ -72,7 +79,7 @@ def wait_for_pid(p: ins.ObservedProducer, timeout: float = 30.0) -> ins.ClientEo
 
 
 def send(
-    p: Any, topic: str, partition: int, value: bytes | str, *, key: bytes | None = None, timeout: float = 60.0
+    p: Any, topic: str, partition: int, value: bytes | str, *, key: bytes | None = None, timeout: float = SEND_TIMEOUT
 ) -> Delivery:
     """Produce ONE record and wait for its delivery report (one record = one batch with linger.ms=0)."""
     reports: list[Delivery] = []

@@ -19,6 +19,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
+from eoslab._heal import heal
+from eoslab._ports import LOOPBACK
+from eoslab._timeouts import CLIENT_CALL
+from eoslab._wait import wait_until
 from eoslab.errors import EoslabError
 from eoslab.inspect import PRODUCER_ID_BLOCK_SIZE
 from eoslab.protocol import KafkaConnection
@@ -30,6 +34,13 @@ if TYPE_CHECKING:
 
 COORDINATOR_LOAD_IN_PROGRESS = 14
 """What a broker without a block answers while it fetches one from the controller (the client retries)."""
+RETRY_FOR = 15.0
+"""A restarted broker accepts connections after its start (~3 s) and gets a block from the controller
+in one round trip; 15 s covers both on a busy laptop."""
+RETRY_INTERVAL = 0.05
+"""Between retries: the controller's grant takes milliseconds; librdkafka retries about as fast."""
+CONNECTION_TIMEOUT = 15.0
+"""One InitProducerId through the proxy: milliseconds; a broker being restarted can hold it for seconds."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +67,11 @@ class PidClient:
         if broker not in self._conns:
             node = self.cluster.topology.broker(broker)
             self._conns[broker] = KafkaConnection(
-                "127.0.0.1", node.proxy_front_port, client_id=self.client_id, timeout=15.0
+                LOOPBACK, node.proxy_front_port, client_id=self.client_id, timeout=CONNECTION_TIMEOUT
             ).connect()
         return self._conns[broker]
 
-    def init(self, broker: int, transactional_id: str | None = None, retry_for: float = 15.0) -> Grant:
+    def init(self, broker: int, transactional_id: str | None = None, retry_for: float = RETRY_FOR) -> Grant:
         """InitProducerId to ``broker``; retries COORDINATOR_LOAD_IN_PROGRESS (as a client would)."""
         body: dict[str, Any] = {
             "TransactionalId": transactional_id,
@@ -70,16 +81,15 @@ class PidClient:
         }
         refusals: list[str] = []
         t0 = time.monotonic()
-        while True:
+
+        def attempt() -> Grant | int | None:
+            """A grant; an error code that no retry cures; or None to try again."""
             try:
                 resp = self._conn(broker).request("InitProducerId", None, body)
             except ConnectionError:
-                self._conns.pop(broker, None)  # the broker restarted: a new connection
-                if time.monotonic() - t0 > retry_for:
-                    raise
-                time.sleep(0.2)
-                continue
-            err = resp["ErrorCode"]
+                self._conns.pop(broker, None)  # the broker restarted: a new connection next time
+                raise
+            err: int = resp["ErrorCode"]
             if err == 0:
                 return Grant(
                     broker,
@@ -90,9 +100,19 @@ class PidClient:
                     int(time.time() * 1000),
                 )
             refusals.append(_error_name(err))
-            if err != COORDINATOR_LOAD_IN_PROGRESS or time.monotonic() - t0 > retry_for:
-                raise EoslabError(f"Broker {broker} refused InitProducerId with {_error_name(err)} ({err}).")
-            time.sleep(0.05)
+            return None if err == COORDINATOR_LOAD_IN_PROGRESS else err
+
+        answer = wait_until(
+            attempt,
+            timeout=retry_for,
+            interval=RETRY_INTERVAL,
+            what=f"broker {broker} to grant a producer id (InitProducerId)",
+            hint="A broker answers COORDINATOR_LOAD_IN_PROGRESS until the controller granted it a block.",
+        )
+        if isinstance(answer, Grant):
+            return answer
+        assert answer is not None  # wait_until returns only a truthy answer
+        raise EoslabError(f"Broker {broker} refused InitProducerId with {_error_name(answer)} ({answer}).")
 
     def burn(self, broker: int, n: int) -> list[Grant]:
         """``n`` producer ids from ``broker``, as fast as one connection allows (ids are never reused)."""
@@ -168,7 +188,7 @@ def restart_broker(cluster: Cluster, broker: int) -> None:
     """
     cluster.stop(f"broker-{broker}")
     cluster.start(f"broker-{broker}")
-    cluster.heal()
+    heal(cluster)
 
 
 @dataclass(frozen=True)
@@ -210,7 +230,7 @@ def transactional_grants(cluster: Cluster, prefix: str, brokers: tuple[int, ...]
     rows = []
     for tid in chosen.values():
         p = ins.ObservedProducer({"bootstrap.servers": cluster.bootstrap_servers(), "transactional.id": tid})
-        p.init_transactions(30)
+        p.init_transactions(CLIENT_CALL)
         pid = p.eos().producer_id
         owner = ins.block_of(pid, list(ins.producer_id_blocks(cluster)))  # read after init: it may be new
         rows.append(

@@ -13,13 +13,15 @@ cut a connection, replay a Produce, and trace every EOS request::
     eoslab.show_mermaid(proxy.trace(client_id="demo-1").mermaid())
 """
 
+from eoslab.faults._clear import clear_faults
 from eoslab.faults._client import Fault, Proxy, Trace
+from eoslab.faults._control_client import HasTopology
 from eoslab.faults._errors import FaultError, FaultRuleError, ProxyNotRunning, ProxyStartError
 from eoslab.faults._lifecycle import ensure_proxy, stop_proxy
 from eoslab.faults._profile import DEMO_PRODUCER, demo_producer_config
 from eoslab.faults._render import BLIND_SPOTS
 from eoslab.faults._rules import RuleSpec
-from eoslab.faults._zombie import ZombieProducer
+from eoslab.faults._zombie import ZombieProducer, end_zombies
 
 __all__ = [
     "BLIND_SPOTS",
@@ -27,6 +29,7 @@ __all__ = [
     "Fault",
     "FaultError",
     "FaultRuleError",
+    "HasTopology",
     "Proxy",
     "ProxyNotRunning",
     "ProxyStartError",
@@ -35,17 +38,7 @@ __all__ = [
     "ZombieProducer",
     "clear_faults",
     "demo_producer_config",
+    "end_zombies",
     "ensure_proxy",
     "stop_proxy",
 ]
-
-
-def clear_faults(topology: object = None) -> int:
-    """Heal every proxy rule if the daemon runs (``Cluster.heal`` calls this); the number removed."""
-    from eoslab.faults._lifecycle import health
-    from eoslab.topology import TOPOLOGY, Topology
-
-    topo = topology if isinstance(topology, Topology) else TOPOLOGY
-    if health(topo) is None:
-        return 0
-    return Proxy(topo).clear_rules()

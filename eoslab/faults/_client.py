@@ -8,23 +8,17 @@
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from eoslab.faults._errors import FaultError, FaultRuleError, ProxyNotRunning
+from eoslab._ports import LOOPBACK
+from eoslab.faults._control_client import CALL_TIMEOUT, ControlClient, HasTopology, topology_of
+from eoslab.faults._errors import FaultRuleError
+from eoslab.faults._lifecycle import ensure_proxy
 from eoslab.faults._render import BLIND_SPOTS, flat_rows, frame, mermaid
 from eoslab.faults._rules import RuleSpec
 from eoslab.protocol import KafkaConnection
 from eoslab.topology import TOPOLOGY, Topology
-
-if TYPE_CHECKING:
-    from eoslab.cluster import Cluster
-
-_ERRORS: dict[str, type[FaultError]] = {"FaultRuleError": FaultRuleError, "FaultError": FaultError}
 
 
 class Trace(list):  # type: ignore[type-arg]
@@ -49,46 +43,24 @@ class Trace(list):  # type: ignore[type-arg]
 class Proxy:
     """A client of the daemon's control API (the daemon owns all state; this object owns none)."""
 
-    def __init__(self, topology: Topology = TOPOLOGY, timeout: float = 15.0) -> None:
+    def __init__(self, topology: Topology = TOPOLOGY, timeout: float = CALL_TIMEOUT) -> None:
         self.topology = topology
-        self.timeout = timeout  # a replay waits for an acks=all write: seconds, not minutes
-        self.url = f"http://127.0.0.1:{topology.proxy_control_port}"
+        self.timeout = timeout
+        self._control = ControlClient(topology, timeout)
+        self.url = self._control.url
 
     @classmethod
-    def connect(cls, cluster: Cluster | None = None) -> Proxy:
-        """The running proxy of ``cluster``'s topology, started if it is not running."""
-        from eoslab.faults._lifecycle import ensure_proxy
-
-        ensure_proxy(cluster)
-        return cls(cluster.topology if cluster is not None else TOPOLOGY)
+    def connect(cls, target: Topology | HasTopology | None = None) -> Proxy:
+        """The running proxy of ``target``'s topology (a cluster's, or a topology), started if it is not running."""
+        topology = topology_of(target)
+        ensure_proxy(topology)
+        return cls(topology)
 
     def bootstrap_servers(self) -> str:
         return self.topology.bootstrap_servers(proxied=True)
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None, **query: Any) -> Any:
-        q = urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(
-            f"{self.url}{path}{'?' + q if q else ''}",
-            data=data,
-            method=method,
-            headers={"Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 - loopback only
-                return json.loads(resp.read())
-        except urllib.error.HTTPError as exc:
-            try:
-                err = json.loads(exc.read())
-            except ValueError:
-                err = {"error": f"The fault proxy answered HTTP {exc.code}.", "type": "FaultError"}
-            raise _ERRORS.get(err.get("type", ""), FaultError)(err["error"]) from None
-        except (urllib.error.URLError, ConnectionError) as exc:
-            raise ProxyNotRunning(
-                f"The fault proxy is not running on 127.0.0.1:{self.topology.proxy_control_port} "
-                f"({getattr(exc, 'reason', exc)}): run `eoslab up`, or "
-                f"eoslab.faults.ensure_proxy(cluster)."
-            ) from None
+        return self._control.call(method, path, body, **query)
 
     # -- state ---------------------------------------------------------------
     def health(self) -> dict[str, Any]:
@@ -168,7 +140,7 @@ class Proxy:
         that must say "broker 2 granted this id" sends its own.
         """
         port = self.topology.broker(broker).proxy_front_port
-        with KafkaConnection("127.0.0.1", port, client_id=client_id) as conn:
+        with KafkaConnection(LOOPBACK, port, client_id=client_id) as conn:
             return conn.request(api, version, body)
 
 

@@ -23,6 +23,7 @@ import os
 import urllib.parse
 from typing import Any
 
+from eoslab._ports import LOOPBACK
 from eoslab.faults._errors import FaultError, FaultRuleError
 from eoslab.faults._proxy import ProxyEngine
 from eoslab.faults._replay import replay
@@ -43,7 +44,7 @@ class ControlServer:
 
     async def start(self) -> None:
         port = self.engine.topology.proxy_control_port
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", port, reuse_address=True)
+        self.server = await asyncio.start_server(self._serve, LOOPBACK, port, reuse_address=True)
 
     async def _serve(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
         try:

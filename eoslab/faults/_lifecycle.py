@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from eoslab import _procs
 from eoslab._paths import data_dir
+from eoslab._ports import LOOPBACK
 from eoslab._wait import wait_until
+from eoslab.faults._control_client import HasTopology, health, topology_of
 from eoslab.faults._errors import ProxyStartError
 from eoslab.topology import TOPOLOGY, Topology
 
-if TYPE_CHECKING:
-    from eoslab.cluster import Cluster
-
 START_TIMEOUT = 20.0  # the daemon imports pandas-free code and loads the schemas: ~1 s, 20 on a busy laptop
 STOP_TIMEOUT = 5.0  # SIGTERM closes sockets at once; after 5 s it is stuck, SIGKILL
+DAEMON_MODULE = "eoslab.faults.daemon"
+"""What the daemon's command line holds (``python -m eoslab.faults.daemon``): a reused pid is not signalled."""
 
 
 def proxy_dir() -> Path:
@@ -40,27 +37,6 @@ def log_file(topology: Topology = TOPOLOGY) -> Path:
     return proxy_dir() / f"proxy-{topology.proxy_control_port}.log"
 
 
-def health(topology: Topology = TOPOLOGY, timeout: float = 1.0) -> dict[str, Any] | None:
-    """The daemon's /health answer, or None when nothing answers on the control port."""
-    url = f"http://127.0.0.1:{topology.proxy_control_port}/health"
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - loopback only
-            data: dict[str, Any] = json.loads(resp.read())
-            return data
-    except (OSError, ValueError, urllib.error.URLError):
-        return None
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _log_tail(topology: Topology = TOPOLOGY, lines: int = 8) -> str:
     try:
         text = log_file(topology).read_text(errors="replace").splitlines()[-lines:]
@@ -69,16 +45,17 @@ def _log_tail(topology: Topology = TOPOLOGY, lines: int = 8) -> str:
     return "--- last lines of the proxy log ---\n" + "\n".join(text)
 
 
-def ensure_proxy(cluster: Cluster | None = None, timeout: float = START_TIMEOUT) -> int:
-    """Start the proxy daemon unless it runs; wait until its control API answers; return its pid."""
-    topology = cluster.topology if cluster is not None else TOPOLOGY
+def ensure_proxy(target: Topology | HasTopology | None = None, timeout: float = START_TIMEOUT) -> int:
+    """Start the proxy daemon of ``target``'s topology (a cluster's, or a topology) unless it runs; wait
+    until its control API answers; return its pid."""
+    topology = topology_of(target)
     found = health(topology)
     if found is not None:
         return int(found["pid"])
     env = dict(os.environ, EOSLAB_PORT_OFFSET=str(topology.port_offset), EOSLAB_DATA=str(data_dir()))
     with open(log_file(topology), "ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "eoslab.faults.daemon"],
+            [sys.executable, "-m", DAEMON_MODULE],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -86,7 +63,7 @@ def ensure_proxy(cluster: Cluster | None = None, timeout: float = START_TIMEOUT)
             start_new_session=True,
             close_fds=True,
         )
-    pid_file(topology).write_text(f"{proc.pid}\n")
+    _procs.write_pid(pid_file(topology), proc.pid)
 
     def up() -> dict[str, Any] | None:
         if proc.poll() is not None:
@@ -101,7 +78,7 @@ def ensure_proxy(cluster: Cluster | None = None, timeout: float = START_TIMEOUT)
             up,
             timeout=timeout,
             interval=0.1,
-            what=f"the fault proxy's control API on 127.0.0.1:{topology.proxy_control_port}",
+            what=f"the fault proxy's control API on {LOOPBACK}:{topology.proxy_control_port}",
             describe=lambda: _log_tail(topology),
             hint="A port of the proxy may be taken: `eoslab status` lists the ports; see the proxy log.",
         )
@@ -117,28 +94,10 @@ def ensure_proxy(cluster: Cluster | None = None, timeout: float = START_TIMEOUT)
 
 def stop_proxy(topology: Topology = TOPOLOGY, timeout: float = STOP_TIMEOUT) -> bool:
     """SIGTERM the daemon, SIGKILL it after ``timeout``; True if one was running."""
-    pid: int | None = None
-    try:
-        pid = int(pid_file(topology).read_text().strip())
-    except (OSError, ValueError):
-        found = health(topology)
-        pid = int(found["pid"]) if found else None
-    if pid is None or not _pid_alive(pid):
-        pid_file(topology).unlink(missing_ok=True)
-        return False
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while _pid_alive(pid) and time.monotonic() < deadline:
-        try:  # our own child (started in this process): reap it, or it stays a zombie that looks alive
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                break
-        except ChildProcessError:
-            pass
-        time.sleep(0.05)
-    if _pid_alive(pid):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    proc = _procs.from_pid_file(pid_file(topology), expect=DAEMON_MODULE)
+    if proc is None and (found := health(topology)) is not None:  # a daemon whose pid file went missing
+        proc = _procs.process(int(found["pid"]), expect=DAEMON_MODULE)
+    if proc is not None:
+        _procs.terminate([proc], timeout)
     pid_file(topology).unlink(missing_ok=True)
-    return True
+    return proc is not None

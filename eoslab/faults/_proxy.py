@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from eoslab._ports import LOOPBACK
 from eoslab.faults._pump import Act, Half
 from eoslab.faults._rules import Decision, RuleBook, facts_from
 from eoslab.faults._store import MAX_CAPTURE_FRAME, Capture, CaptureStore, TraceStore
@@ -106,7 +107,7 @@ class ProxyEngine:
         loop = asyncio.get_running_loop()
         for b in self.topology.brokers:
             server = await loop.create_server(
-                functools.partial(self._accept, b), "127.0.0.1", b.proxy_front_port, reuse_address=True
+                functools.partial(self._accept, b), LOOPBACK, b.proxy_front_port, reuse_address=True
             )
             self.servers.append(server)
 
@@ -145,7 +146,7 @@ class ProxyEngine:
         port, upstream = conn.broker.proxied_port, conn.upstream
         assert upstream is not None
         try:
-            await asyncio.wait_for(loop.create_connection(lambda: upstream, "127.0.0.1", port), CONNECT_TIMEOUT)
+            await asyncio.wait_for(loop.create_connection(lambda: upstream, LOOPBACK, port), CONNECT_TIMEOUT)
         except (OSError, asyncio.TimeoutError) as exc:
             # A dead broker must look dead at once, not after the client's own timeout.
             self.trace.add(
@@ -156,7 +157,7 @@ class ProxyEngine:
                 version=None,
                 correlation_id=None,
                 fate="client socket closed",
-                note=f"{conn.broker.name} unreachable at 127.0.0.1:{port} ({type(exc).__name__}: {exc})",
+                note=f"{conn.broker.name} unreachable at {LOOPBACK}:{port} ({type(exc).__name__}: {exc})",
             )
             conn.close()
             return

@@ -13,6 +13,7 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
+from eoslab._ports import LOOPBACK
 from eoslab.faults._errors import FaultRuleError
 from eoslab.faults._summary import leaders, summarize_response
 from eoslab.protocol import ProtocolError, decode_response, encode_request
@@ -24,11 +25,12 @@ if TYPE_CHECKING:
 _SIZE = struct.Struct(">i")
 REPLAY_CLIENT = "eoslab-proxy"
 TIMEOUT = 10.0  # longer than the 2 s min.insync wait of an acks=all write on a healthy cluster
+METADATA_TIMEOUT = 3.0  # one broker's Metadata answer; a broker that takes longer is skipped for the next
 
 
 async def exchange(port: int, frame: bytes, expect_response: bool = True, timeout: float = TIMEOUT) -> bytes | None:
     """One request on a fresh connection to a broker's PROXIED listener; the raw response payload."""
-    r, w = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), timeout)
+    r, w = await asyncio.wait_for(asyncio.open_connection(LOOPBACK, port), timeout)
     try:
         w.write(frame)
         await w.drain()
@@ -52,7 +54,7 @@ async def current_leader(engine: ProxyEngine, topic: str, partition: int) -> int
     errors = []
     for b in engine.topology.brokers:
         try:
-            data = await exchange(b.proxied_port, frame, timeout=3.0)
+            data = await exchange(b.proxied_port, frame, timeout=METADATA_TIMEOUT)
             assert data is not None
             found = leaders(decode_response(data, "Metadata", 12, schemas=engine.schemas)).get((topic, partition))
             if found is not None and found >= 0:

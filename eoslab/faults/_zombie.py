@@ -20,12 +20,21 @@ import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
+from eoslab import _procs
 from eoslab._paths import clients_dir
 from eoslab.faults._errors import FaultError
 
 CALL_TIMEOUT = 60.0  # above the demo's transaction.timeout and message.timeout, so Kafka's answer comes first
+CHILD_MODULE = "eoslab.faults._zombie_child"
+"""The child's command line holds this (``python -m ...``): :func:`end_zombies` signals nothing else."""
+
+
+def end_zombies() -> list[int]:
+    """End every zombie producer a demo started (and maybe left frozen), even from a dead notebook."""
+    return _procs.end_pid_files(clients_dir(), expect=CHILD_MODULE)
 
 
 class ZombieProducer:
@@ -41,20 +50,20 @@ class ZombieProducer:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
-    def _pid_file(self) -> Any:
+    def _pid_file(self) -> Path:
         return clients_dir() / f"{self.name}-{self.pid}.pid"
 
     def start(self) -> ZombieProducer:
         if self.proc is None:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "eoslab.faults._zombie_child"],
+                [sys.executable, "-m", CHILD_MODULE],
                 text=True,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 bufsize=1,
                 start_new_session=True,
             )
-            self._pid_file().write_text(f"{self.proc.pid}\n")
+            _procs.write_pid(self._pid_file(), self.proc.pid)
             threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
             self.call("config", config=self.config)
         return self
@@ -114,12 +123,8 @@ class ZombieProducer:
         self.proc = proc
         self._pid_file().unlink(missing_ok=True)
         self.proc = None
-        for sig in (signal.SIGCONT, signal.SIGKILL):
-            try:
-                os.kill(proc.pid, sig)
-            except ProcessLookupError:
-                break
-        proc.wait(timeout=10)
+        _procs.kill(p for p in [_procs.process(proc.pid)] if p is not None)
+        proc.wait(timeout=_procs.KILL_WAIT)  # reaped already (or now): sets returncode
         self.frozen = False
 
     def __enter__(self) -> ZombieProducer:

@@ -8,6 +8,8 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Producer
 
+from eoslab._timeouts import CLIENT_CALL
+
 
 def _error(exc: BaseException) -> dict[str, Any]:
     err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
@@ -41,7 +43,7 @@ def main() -> int:
             else:
                 assert producer is not None, "config first"
                 if op == "init_transactions":
-                    producer.init_transactions(cmd.get("timeout", 30))
+                    producer.init_transactions(cmd.get("timeout", CLIENT_CALL))
                 elif op == "begin":
                     producer.begin_transaction()
                 elif op == "produce":
@@ -53,11 +55,11 @@ def main() -> int:
                         on_delivery=on_delivery,
                     )
                 elif op == "flush":
-                    producer.flush(cmd.get("timeout", 30))
+                    producer.flush(cmd.get("timeout", CLIENT_CALL))
                 elif op == "commit":
-                    producer.commit_transaction(cmd.get("timeout", 30))
+                    producer.commit_transaction(cmd.get("timeout", CLIENT_CALL))
                 elif op == "abort":
-                    producer.abort_transaction(cmd.get("timeout", 30))
+                    producer.abort_transaction(cmd.get("timeout", CLIENT_CALL))
                 else:
                     raise ValueError(f"unknown op {op!r}")
                 producer.poll(0)

@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 
+from eoslab._ports import LOOPBACK
 from eoslab.faults._control import ControlServer
 from eoslab.faults._lifecycle import pid_file
 from eoslab.faults._proxy import ProxyEngine
@@ -37,7 +38,7 @@ async def serve(topology: Topology) -> None:
         loop.add_signal_handler(sig, stop.set)
     fronts = ", ".join(f"{b.proxy_front_port}->{b.proxied_port}" for b in topology.brokers)
     logging.info(
-        "fault proxy pid %d: fronts %s, control API 127.0.0.1:%d", os.getpid(), fronts, topology.proxy_control_port
+        "fault proxy pid %d: fronts %s, control API %s:%d", os.getpid(), fronts, LOOPBACK, topology.proxy_control_port
     )
     await stop.wait()
     logging.info("stopping on a signal")

@@ -6,12 +6,14 @@ makes a class gradebook; ``eoslab labs`` generates labs/ from solutions/.
 """
 
 from eoslab.grading._checks import CheckFailed, Verdict, guarded, verdict
-from eoslab.grading._gradebook import collect, summary, write_gradebook
+from eoslab.grading._gradebook import NOTEBOOK_LIMIT, collect, summary, write_gradebook
 from eoslab.grading._labgen import generate_labs, lab_from_solution, strip_solution
-from eoslab.grading._report import Report, TaskResult, grade_notebook, graded_cells, score
+from eoslab.grading._report import CELL_TIMEOUT, Report, TaskResult, grade_notebook, graded_cells, score
 
 __all__ = [
+    "CELL_TIMEOUT",
     "CheckFailed",
+    "NOTEBOOK_LIMIT",
     "Report",
     "TaskResult",
     "Verdict",

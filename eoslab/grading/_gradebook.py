@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from eoslab.errors import EoslabError
-from eoslab.grading._report import grade_notebook
+from eoslab.grading._report import CELL_TIMEOUT, grade_notebook
 
 NOTEBOOK_LIMIT = 900.0
 """Per-notebook limit for --rerun: a lab runs in ~3 min here; 15 min means it hangs."""
@@ -33,7 +33,7 @@ def collect(
     *,
     rerun: bool = False,
     limit: float = NOTEBOOK_LIMIT,
-    cell_timeout: int = 120,
+    cell_timeout: int = CELL_TIMEOUT,
     progress: Callable[[str], None] = print,
 ) -> list[dict[str, Any]]:
     """One row per (learner, notebook): score, max, per-task points, or why it could not be graded."""

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eoslab._version import __version__
 from eoslab.errors import EoslabError
 from eoslab.grading._checks import GRADE_LOG_ENV
 from eoslab.grading._nbval_plugin import OUTCOMES_ENV
@@ -154,8 +155,6 @@ def grade_notebook(
     path: str | Path, *, cell_timeout: int = CELL_TIMEOUT, timeout: float | None = None, write: bool = True
 ) -> Report:
     """Run ``path`` under nbval and score it; write ``<name>.report.json`` beside it."""
-    from eoslab import __version__
-
     path = Path(path).resolve()
     if not path.is_file():
         raise EoslabError(f"There is no notebook {path}: give the path of a lab, e.g. labs/lab01_idempotence.ipynb.")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from eoslab import inspect as ins
+from eoslab._heal import heal
 from eoslab.cluster import Cluster
 from eoslab.demos import idempotent as demo
 from eoslab.faults import Proxy, demo_producer_config
@@ -130,7 +131,7 @@ def check_new_leader(cluster: Cluster, predict_new_leader: Callable[[list[int], 
         cluster.kill("broker-1")
         actual = cluster.wait_for_new_leader(topic, 0, old_leader=1)
     finally:
-        cluster.heal()
+        heal(cluster)
         cluster.admin.delete_topic(topic)
     return verdict(
         "t3",

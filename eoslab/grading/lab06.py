@@ -12,27 +12,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from eoslab.bench._record import run_folders, runs_dir
-from eoslab.bench._workload import BASELINE
 from eoslab.grading._checks import Verdict, guarded, verdict
+from eoslab.runs import BASELINE, read_table
 
 REL_TOL = 0.01  # throughput: a mean of the same numbers, so only rounding differs
 OVERHEAD_TOL = 0.005  # half a percentage point
 PCT_REL_TOL = 0.05  # percentile_approx vs numpy's interpolated percentile, on a few thousand samples
 PCT_ABS_TOL_MS = 0.5
-
-
-def _table(name: str, root: str | Path | None) -> pd.DataFrame:
-    base = runs_dir(root)
-    folders = run_folders(base)
-    if not folders:
-        raise FileNotFoundError(f"no runs under {base}: run the Setup cell first")
-    frames = []
-    for f in folders:
-        df = pd.read_parquet(f / f"{name}.parquet")
-        df["run"] = str(f.relative_to(base))
-        frames.append(df)
-    return pd.concat(frames, ignore_index=True)
 
 
 def _mapping(answer: Any, key: str, value: str) -> dict[Any, Any]:
@@ -46,6 +32,13 @@ def _mapping(answer: Any, key: str, value: str) -> dict[Any, Any]:
     if isinstance(answer, Mapping):
         return {k: (float(v) if not isinstance(v, (tuple, list)) else v) for k, v in answer.items()}
     raise TypeError(f"expected a dict or a DataFrame with columns {key!r} and {value!r}, got {type(answer).__name__}")
+
+
+def _fmt(value: Any) -> str:
+    """A figure, or a tuple of them (t3's percentiles), to 4 significant digits."""
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(f"{float(v):.4g}" for v in value) + ")"
+    return f"{value:.4g}"
 
 
 def _compare(task: str, got: Mapping[Any, Any], want: Mapping[Any, Any], close: Any, what: str, hint: str) -> Verdict:
@@ -62,14 +55,14 @@ def _compare(task: str, got: Mapping[Any, Any], want: Mapping[Any, Any], close: 
             False,
             ok="",
             saw=f"{what} {g!r} for {k!r} (and {len(wrong) - 1} more off)",
-            expected=f"{w:.4g} recomputed from the raw samples",
+            expected=f"{_fmt(w)} recomputed from the raw samples",
             hint=hint,
         )
     return verdict(task, True, ok=f"{what} for {len(want)} modes match the raw samples.")
 
 
 def _sat(root: str | Path | None) -> pd.DataFrame:
-    s = _table("summary", root)
+    s = read_table("summary", root)
     return s[(s.phase == "saturation") & (s.client == "eoslab")]
 
 
@@ -144,7 +137,7 @@ def _close_pct(g: Any, w: Any) -> bool:
 @guarded("t3")
 def check_ack_percentiles(answer: Any, runs: str | Path | None = None) -> Verdict:
     """t3: per mode, (p50, p95, p99) of the ack latency samples (ms), over every run."""
-    s = _table("samples", runs)
+    s = read_table("samples", runs)
     s = s[s.kind == "ack"]
     want = {k: tuple(np.percentile(g["latency_ms"], [50, 95, 99])) for k, g in s.groupby("label")}
     if answer is not None and hasattr(answer, "toPandas"):
@@ -175,7 +168,7 @@ def check_ack_percentiles(answer: Any, runs: str | Path | None = None) -> Verdic
 @guarded("t4")
 def check_e2e_by_commit(answer: Any, runs: str | Path | None = None) -> Verdict:
     """t4: per commit interval (ms), the read_committed end-to-end p50 (ms) of transactional workloads."""
-    s, p = _table("samples", runs), _table("params", runs)
+    s, p = read_table("samples", runs), read_table("params", runs)
     p = p[p.transactional & p.commit_ms.notna()][["run", "workload", "commit_ms"]]
     s = s[s.kind == "e2e_read_committed"].merge(p, on=["run", "workload"])
     want = {float(k): float(np.percentile(g["latency_ms"], 50)) for k, g in s.groupby("commit_ms")}

@@ -4,6 +4,8 @@ Every function takes the :class:`~eoslab.cluster.Cluster` first and returns
 dataclasses (lists of them come as :class:`Rows`, with ``.to_frame()``)::
 
     from eoslab import inspect as ins
+    ins.status_frame(cluster)                            # the nodes, their states, the quorum leader
+    ins.partition_folder(cluster, "demo", 0, broker=2)   # the files of a replica on disk
     ins.batches(cluster, "demo", 0).to_frame()          # batch headers on the leader's disk
     ins.describe_producers(cluster, "demo", 0, broker=2)
     ins.offsets(cluster, "demo").to_frame()              # log start, HW, LSO
@@ -20,6 +22,7 @@ files in one call, sealed segments cached. Where a Python API answers
 
 from eoslab.inspect._batches import PartitionFolderMissing, batches, partition_files, records_frame
 from eoslab.inspect._client_view import ClientEos, ClientLog, ObservedProducer, acquired_pids, observed_producer
+from eoslab.inspect._cluster_views import cluster_mermaid, partition_folder, status_frame
 from eoslab.inspect._coordinators import (
     Coordinator,
     coordinator,
@@ -30,6 +33,7 @@ from eoslab.inspect._coordinators import (
     predict_coordinators,
 )
 from eoslab.inspect._dumplog import Batch, DumpedFile, Record, SnapshotEntry, clear_cache, parse_dump
+from eoslab.inspect._isr_timeline import IsrTimeline, isr_timeline
 from eoslab.inspect._offsets import PartitionOffsets, offsets, partition_offsets
 from eoslab.inspect._pid_blocks import (
     PRODUCER_ID_BLOCK_SIZE,
@@ -58,6 +62,7 @@ __all__ = [
     "ClientLog",
     "Coordinator",
     "DumpedFile",
+    "IsrTimeline",
     "ObservedProducer",
     "PRODUCER_ID_BLOCK_SIZE",
     "PartitionFolderMissing",
@@ -76,12 +81,14 @@ __all__ = [
     "batches",
     "block_of",
     "clear_cache",
+    "cluster_mermaid",
     "coordinator",
     "coordinator_partition",
     "coordinators",
     "describe_producers",
     "describe_transaction",
     "frame",
+    "isr_timeline",
     "java_string_hash",
     "kafka_abs",
     "list_transactions",
@@ -92,10 +99,12 @@ __all__ = [
     "parse_pid_blocks",
     "parse_transaction_log",
     "partition_files",
+    "partition_folder",
     "partition_offsets",
     "predict_coordinators",
     "producer_id_blocks",
     "producer_snapshots",
     "records_frame",
+    "status_frame",
     "transaction_history",
 ]

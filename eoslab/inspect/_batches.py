@@ -25,7 +25,8 @@ class PartitionFolderMissing(EoslabError):
     """The partition has no folder on that broker (no such partition, or not a replica there)."""
 
 
-def _broker(cluster: Cluster, broker: int | str | None, topic: str, partition: int) -> Node:
+def broker_node(cluster: Cluster, broker: int | str | None, topic: str, partition: int) -> Node:
+    """``broker`` as a node: a node id, a name, or ``None`` for the partition's current leader."""
     if broker is None:
         return cluster.topology.broker(cluster.leader(topic, partition))
     if isinstance(broker, str):
@@ -40,7 +41,7 @@ def partition_files(
 
     ``broker`` is a node id or name; ``None`` = the partition's current leader.
     """
-    node = _broker(cluster, broker, topic, partition)
+    node = broker_node(cluster, broker, topic, partition)
     folder = f"{topic}-{partition}"
     names = list_folder(cluster, node, folder)
     if names is None:

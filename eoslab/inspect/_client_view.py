@@ -33,6 +33,8 @@ _SERIAL = itertools.count(1)
 
 STATS_INTERVAL_MS = 100
 """Fresh enough to watch a PID arrive in a notebook cell, cheap enough on 2 cores."""
+STATS_WAIT = 5.0
+"""A fresh statistics report comes within one interval (STATS_INTERVAL_MS) of asking; 5 s covers a busy laptop."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ class ObservedProducer(Producer):
         self.logger_name: str | None = conf["logger"].name if "logger" in conf else None
         super().__init__(conf)
 
-    def stats(self, fresh: bool = True, timeout: float = 5.0) -> dict[str, Any]:
+    def stats(self, fresh: bool = True, timeout: float = STATS_WAIT) -> dict[str, Any]:
         """The last statistics; ``fresh`` waits (polling) for one emitted after this call."""
         if fresh or self.last_stats is None:
             self.poll(0)  # serve reports queued BEFORE this call first, so "fresh" means after it
@@ -137,7 +139,7 @@ class ObservedProducer(Producer):
         assert self.last_stats is not None
         return self.last_stats
 
-    def eos(self, fresh: bool = True, timeout: float = 5.0) -> ClientEos:
+    def eos(self, fresh: bool = True, timeout: float = STATS_WAIT) -> ClientEos:
         """Producer id, epoch and EOS states as librdkafka reports them now."""
         return ClientEos.from_stats(self.stats(fresh, timeout))
 

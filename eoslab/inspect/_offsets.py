@@ -19,6 +19,10 @@ from eoslab.inspect._table import Rows
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
 
+LIST_OFFSETS = 10.0
+"""One ListOffsets round (three per call: start, HW, LSO) through the AdminClient: milliseconds; 10 s
+(twice REQUEST) covers a partition whose leader is being elected."""
+
 
 @dataclass(frozen=True)
 class PartitionOffsets:
@@ -54,7 +58,7 @@ def _ask(client: Any, tps: list[Any], spec: Any, isolation: Any, timeout: float)
 
 
 def offsets(
-    cluster: Cluster, topic: str, partitions: list[int] | None = None, timeout: float = 10.0
+    cluster: Cluster, topic: str, partitions: list[int] | None = None, timeout: float = LIST_OFFSETS
 ) -> Rows[PartitionOffsets]:
     """Log start, HW and LSO of ``topic``'s partitions (all of them by default): three ListOffsets calls."""
     from confluent_kafka import IsolationLevel, TopicPartition
@@ -71,5 +75,5 @@ def offsets(
     return Rows(rows, PartitionOffsets)
 
 
-def partition_offsets(cluster: Cluster, topic: str, partition: int, timeout: float = 10.0) -> PartitionOffsets:
+def partition_offsets(cluster: Cluster, topic: str, partition: int, timeout: float = LIST_OFFSETS) -> PartitionOffsets:
     return offsets(cluster, topic, [partition], timeout)[0]

@@ -32,11 +32,9 @@ Raises (all subclasses of :class:`ProtocolError`, itself an ``EoslabError``):
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from eoslab.protocol._client import KafkaConnection
 from eoslab.protocol._codec import UNKNOWN_TAGGED_FIELDS, compile_message, decode, default_message, encode
+from eoslab.protocol._defaults import JAR_ENV, default_jar, default_schemas
 from eoslab.protocol._errors import (
     JarNotFoundError,
     KafkaConnectionError,
@@ -67,8 +65,6 @@ from eoslab.protocol._records import (
 )
 from eoslab.protocol._schema import FieldSpec, MessageSpec, Schemas, Versions, load_schemas, parse_spec
 from eoslab.topology import KAFKA_VERSION  # the one pinned release
-
-JAR_ENV = "EOSLAB_KAFKA_CLIENTS_JAR"
 
 __all__ = [
     "Compression",
@@ -110,42 +106,3 @@ __all__ = [
     "request_header_version",
     "response_header_version",
 ]
-
-
-def default_jar() -> Path:
-    """The kafka-clients jar whose schemas we speak: ``$EOSLAB_KAFKA_CLIENTS_JAR``, else the pinned
-    release in the Maven cache (``~/.m2``), where ``make setup`` puts it."""
-    env = os.environ.get(JAR_ENV)
-    if env:
-        path = Path(env).expanduser()
-        where = f"${JAR_ENV}"
-    elif os.environ.get("KAFKA_HOME"):
-        from eoslab._jars import kafka_clients_jar
-
-        path, where = kafka_clients_jar(), "$KAFKA_HOME/libs"
-    else:
-        path = (
-            Path.home()
-            / ".m2/repository/org/apache/kafka/kafka-clients"
-            / KAFKA_VERSION
-            / f"kafka-clients-{KAFKA_VERSION}.jar"
-        )
-        where = "the Maven cache"
-    if not path.is_file():
-        raise JarNotFoundError(
-            f"kafka-clients {KAFKA_VERSION} is not at {path} ({where}): run `make setup` "
-            f"to fetch it, or set {JAR_ENV} to a kafka-clients jar."
-        )
-    return path
-
-
-_DEFAULTS: dict[tuple[str | None, str], Schemas] = {}
-
-
-def default_schemas() -> Schemas:
-    """The schemas of :func:`default_jar` (parsed once; cheap to call on a hot path)."""
-    key = (os.environ.get(JAR_ENV), KAFKA_VERSION)
-    schemas = _DEFAULTS.get(key)
-    if schemas is None:
-        schemas = _DEFAULTS[key] = load_schemas(default_jar())
-    return schemas

@@ -9,6 +9,7 @@ from types import TracebackType
 from typing import Any
 
 from eoslab.protocol._codec import compile_message
+from eoslab.protocol._defaults import default_schemas
 from eoslab.protocol._errors import KafkaConnectionError, ProtocolError, UnsupportedApiError
 from eoslab.protocol._frames import API_VERSIONS_KEY, decode_response, encode_request
 from eoslab.protocol._schema import Schemas
@@ -18,6 +19,7 @@ __all__ = ["KafkaConnection"]
 _SIZE = struct.Struct(">i")
 _PRODUCE_KEY = 0
 _UNSUPPORTED_VERSION = 35
+DEFAULT_TIMEOUT = 10.0  # a raw request on loopback takes milliseconds; 10 s means the peer is stuck
 MAX_FRAME = 100 * 1024 * 1024  # refuse absurd sizes (a non-Kafka port, or a TLS listener)
 
 
@@ -38,7 +40,7 @@ class KafkaConnection:
         host: str,
         port: int,
         client_id: str | None = "eoslab",
-        timeout: float = 10.0,
+        timeout: float = DEFAULT_TIMEOUT,
         *,
         schemas: Schemas | None = None,
     ) -> None:
@@ -51,8 +53,6 @@ class KafkaConnection:
     @property
     def schemas(self) -> Schemas:
         if self._schemas is None:
-            from eoslab.protocol import default_schemas  # late: the package imports this module
-
             self._schemas = default_schemas()
         return self._schemas
 

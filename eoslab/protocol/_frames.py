@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from eoslab.protocol._codec import UNKNOWN_TAGGED_FIELDS, Buffer, CompiledStruct, compile_message
+from eoslab.protocol._defaults import default_schemas
 from eoslab.protocol._errors import ProtocolError, UnsupportedApiError
 from eoslab.protocol._schema import MessageSpec, Schemas
 
@@ -41,8 +42,6 @@ _PEEK = struct.Struct(">hhi")
 def _schemas(schemas: Schemas | None) -> Schemas:
     if schemas is not None:
         return schemas
-    from eoslab.protocol import default_schemas  # late: the package imports this module
-
     return default_schemas()
 
 

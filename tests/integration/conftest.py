@@ -1,21 +1,9 @@
-"""The bench runs of module 06, built ONCE per session and shared with notebook 06, its solution and its lab."""
+"""Fixtures of the cluster tests (the session's bench runs, `bench_runs`, live in the root conftest.py:
+notebook 06 and its lab share them)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-from eoslab.bench._record import run_folders
-from eoslab.bench.producers import shared_runs
-
-
-@pytest.fixture(scope="session")
-def bench_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One quick-matrix run on the real cluster, in a temporary runs folder (also $EOSLAB_RUNS)."""
-    root = shared_runs(lambda: tmp_path_factory.mktemp("bench"))
-    assert run_folders(root)
-    return root
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from eoslab.bench._workload import Workload
 from eoslab.bench.producers import summary_text
+from eoslab.runs import Workload
 
 pytestmark = pytest.mark.cluster
 ROOT = Path(__file__).resolve().parents[2]

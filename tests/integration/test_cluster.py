@@ -8,6 +8,7 @@ import psutil
 import pytest
 from confluent_kafka import KafkaError, Producer
 
+import eoslab
 from eoslab.topology import DEMO_TOPIC, TOPOLOGY
 
 pytestmark = pytest.mark.cluster
@@ -135,7 +136,7 @@ def test_heal_restores_the_seed_arrangement_after_kill_and_pause(healed):
     cluster.wait_for_new_leader(DEMO_TOPIC, 0, 1)
     cluster.pause("controller-3")
     assert {r.name: r.state for r in cluster.status()}["controller-3"] == "paused"
-    cluster.heal()
+    eoslab.heal(cluster)
     assert all(r.state == "running" for r in cluster.status())
     assert cluster.leader(DEMO_TOPIC, 0) == 1 and cluster.leader(DEMO_TOPIC, 1) == 2
     assert all(sorted(p.isr) == sorted(p.replicas) for p in cluster.partitions())

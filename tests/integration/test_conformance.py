@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 
+import eoslab
 from eoslab import clients
 from eoslab.faults import Proxy
 
@@ -18,9 +19,9 @@ from eoslab.faults import Proxy
 @pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
 def any_cluster(request):
     c = request.getfixturevalue("cluster" if request.param == "local" else "docker_cluster")
-    c.heal()
+    eoslab.heal(c)
     yield c
-    c.heal()
+    eoslab.heal(c)
 
 
 @pytest.mark.cluster
@@ -60,5 +61,5 @@ def test_backend_conformance(any_cluster):
     assert {s.name: s.state for s in c.status()}["broker-3"] == "running"
 
     assert c.logs("controller-1", 20).strip()
-    c.heal()
+    eoslab.heal(c)
     assert c.leader("demo", 1) == 2

@@ -16,10 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import yaml
 
+import eoslab
 from eoslab import _image
 from eoslab._compose import CONTAINER_DATA_DIR, compose_project, render_compose
 from eoslab._wait import wait_until
-from eoslab.cluster._backend import TOOLS
+from eoslab.cluster import TOOLS
 from eoslab.topology import JVM_HEAP, KAFKA_IMAGE, Topology, node_properties
 
 pytestmark = pytest.mark.docker
@@ -132,7 +133,7 @@ def test_storage_is_formatted_on_every_start_and_a_second_start_keeps_the_data(d
 
     # A restarted controller is not waited for by heal (the voter set is static): wait for its second start.
     wait_until(lambda: log().count("Kafka Server started") >= 2, timeout=120, what=f"{node.name} to start again")
-    c.heal()
+    eoslab.heal(c)
     text = log()
     assert "Formatting metadata directory /var/lib/kafka/data" in text  # the first start
     assert "already formatted" in text  # the second: the image formats every time, the kit's run ignores it

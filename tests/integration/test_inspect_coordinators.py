@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-import eoslab.cluster._admin as admin_mod
+import eoslab.cluster
 from eoslab import inspect as ins
 from eoslab.errors import EoslabError
 
@@ -29,13 +29,13 @@ def _random_ids(n: int, seed: int) -> list[str]:
 def find_calls(monkeypatch):
     """Counts FindCoordinator round trips (the real ones still go out)."""
     calls: list[int] = []
-    real = admin_mod.find_coordinators
+    real = eoslab.cluster.find_coordinators
 
     def counting(broker, key_type, keys, timeout=5.0):
         calls.append(len(keys))
         return real(broker, key_type, keys, timeout)
 
-    monkeypatch.setattr(admin_mod, "find_coordinators", counting)
+    monkeypatch.setattr(eoslab.cluster, "find_coordinators", counting)
     return calls
 
 

@@ -18,3 +18,11 @@ def schemas() -> protocol.Schemas:
         return protocol.default_schemas()
     except protocol.JarNotFoundError as exc:
         pytest.fail(str(exc))
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that needs a Spark session (fixture ``spark``, directly or through another fixture)
+    starts a JVM: marked ``jvm``, so `make unit` can leave it out and stay in seconds."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.jvm)

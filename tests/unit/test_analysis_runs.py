@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -79,3 +80,15 @@ def test_lab_checks_accept_the_right_answer_and_reject_a_wrong_one(klass):
     assert lab06.check_overheads(ov, klass).passed
     with pytest.raises(CheckFailed, match="fractions"):
         lab06.check_overheads({k: v * 100 + 50 for k, v in ov.items()}, klass)
+
+
+def test_ack_percentiles_check_names_the_figure_it_expected_and_the_hint(klass):
+    """A wrong (p50, p95, p99) is shown as the tuple the check recomputed, with the task's hint (it once
+    failed on formatting that tuple and showed a TypeError instead)."""
+    s = pd.concat(pd.read_parquet(p) for p in klass.rglob("samples.parquet"))
+    s = s[s.kind == "ack"]
+    right = {k: tuple(np.percentile(g.latency_ms, [50, 95, 99])) for k, g in s.groupby("label")}
+    assert lab06.check_ack_percentiles(right, klass).passed
+    doubled = {k: tuple(2 * x for x in v) for k, v in right.items()}
+    with pytest.raises(CheckFailed, match=r"expected \([0-9.]+, [0-9.]+, [0-9.]+\) recomputed.*kind == 'ack'"):
+        lab06.check_ack_percentiles(doubled, klass)

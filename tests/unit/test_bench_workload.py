@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from eoslab.bench._peer import java_args, parse_total
-from eoslab.bench._workload import MATRICES, Workload, WorkloadError, matrix
+from eoslab.runs import MATRICES, Workload, WorkloadError, matrix
 
 
 def test_every_batching_setting_is_explicit_on_both_sides():

@@ -1,4 +1,7 @@
-"""House tooling as tests: ruff (lint) and mypy (type hints) are clean."""
+"""House tooling as tests: ruff format (the layout), ruff (lint) and mypy (type hints) are clean.
+
+Pinned versions (pyproject.toml), so a release of a tool cannot turn the suite red on its own.
+"""
 
 import shutil
 import subprocess
@@ -10,8 +13,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+TREE = ["eoslab", "tests", "conftest.py", "tools"]
+
+pytestmark = pytest.mark.lint
+
+
 @pytest.mark.parametrize(
-    "tool,args", [("ruff", ["check", "eoslab", "tests", "conftest.py", "tools"]), ("mypy", ["eoslab"])]
+    "tool,args",
+    [("ruff", ["format", "--check", *TREE]), ("ruff", ["check", *TREE]), ("mypy", ["eoslab"])],
+    ids=["ruff-format", "ruff-check", "mypy"],
 )
 def test_tool_is_clean(tool, args):
     exe = shutil.which(tool, path=str(Path(sys.executable).parent))

@@ -116,7 +116,7 @@ def test_default_jar_env_and_missing(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         protocol.default_jar()
     assert isinstance(info.value, FileNotFoundError) and str(info.value).count(".") >= 1
     monkeypatch.delenv(protocol.JAR_ENV)
-    monkeypatch.setattr(protocol, "KAFKA_VERSION", "0.0.0-absent")
+    monkeypatch.setattr("eoslab.protocol._defaults.KAFKA_VERSION", "0.0.0-absent")  # where default_jar reads it
     with pytest.raises(JarNotFoundError, match="kafka-clients-0.0.0-absent.jar"):
         protocol.default_jar()
 

@@ -1,12 +1,108 @@
+"""The public surface, checked both ways (as httpx checks its exports): every package's ``__all__`` is
+sorted, names only what exists, and leaves out no public name the package holds; and the exception
+tree drawn in ``eoslab/errors.py`` is the real one."""
+
+from __future__ import annotations
+import __future__
+
+import importlib
+import pkgutil
+import re
+import types
+
+import pytest
+
 import eoslab
-import eoslab.cluster
-import eoslab.grading
-import eoslab.inspect
-import eoslab.protocol
+import eoslab.errors
 
 
-def test_all_is_sorted_and_complete():
-    for mod in (eoslab, eoslab.cluster, eoslab.grading, eoslab.inspect, eoslab.protocol):
-        assert list(mod.__all__) == sorted(mod.__all__), mod.__name__
-        for name in mod.__all__:
-            assert hasattr(mod, name), f"{mod.__name__}.{name}"
+def _packages() -> list[str]:
+    names = ["eoslab"]
+    for info in pkgutil.walk_packages(eoslab.__path__, "eoslab."):
+        if info.ispkg:
+            names.append(info.name)
+    return sorted(names)
+
+
+def _all_modules() -> list[types.ModuleType]:
+    mods = [eoslab]
+    for info in pkgutil.walk_packages(eoslab.__path__, "eoslab."):
+        if info.name.endswith((".daemon", "._zombie_child")) or info.name == "eoslab.cli":
+            continue  # programs (python -m ...), not libraries; they define no exceptions
+        mods.append(importlib.import_module(info.name))
+    return mods
+
+
+PACKAGES = _packages()
+
+
+def test_every_package_is_checked():
+    assert {"eoslab", "eoslab.cluster", "eoslab.faults", "eoslab.runs", "eoslab.bench.kit"} <= set(PACKAGES)
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_all_is_sorted_exists_and_is_complete(name):
+    pkg = importlib.import_module(name)
+    assert hasattr(pkg, "__all__"), f"{name} has no __all__"
+    exported = list(pkg.__all__)
+    assert exported == sorted(exported), f"{name}.__all__ is not sorted"
+    assert len(set(exported)) == len(exported), f"{name}.__all__ names something twice"
+    missing = [n for n in exported if not hasattr(pkg, n)]
+    assert not missing, f"{name}.__all__ names what does not exist: {missing}"
+    public = sorted(
+        n
+        for n, v in vars(pkg).items()
+        if not n.startswith("_")
+        and not isinstance(v, types.ModuleType)  # a submodule is imported, not defined, by its package
+        and not isinstance(v, __future__._Feature)  # `from __future__ import annotations`
+    )
+    unexported = [n for n in public if n not in exported]
+    assert not unexported, (
+        f"{name} holds public names it does not export (add them to __all__, or underscore them): {unexported}"
+    )
+
+
+_TREE_LINE = re.compile(r"^\s*(?P<bars>(?:│   |    )*)(?:├── |└── )(?P<name>\w+)\s+(?:(?P<module>eoslab[\w.]*):)?")
+
+
+def _drawn_tree() -> dict[str, tuple[str, str]]:
+    """name -> (parent, module to import it from), read from the docstring of eoslab/errors.py."""
+    doc = eoslab.errors.__doc__ or ""
+    lines = doc[doc.index("    EoslabError") :].splitlines()
+    parents = ["EoslabError"]
+    drawn: dict[str, tuple[str, str]] = {}
+    for line in lines[1:]:
+        m = _TREE_LINE.match(line)
+        if m is None:
+            break
+        depth = len(m["bars"]) // 4
+        del parents[depth + 1 :]
+        drawn[m["name"]] = (parents[depth], m["module"] or "eoslab.errors")
+        parents.append(m["name"])
+    return drawn
+
+
+def _real_tree() -> dict[str, tuple[str, type]]:
+    """name -> (its first EoslabError base, the class) for every subclass the package defines."""
+    _all_modules()  # import everything, so every subclass exists
+    found: dict[str, tuple[str, type]] = {}
+    todo = [eoslab.errors.EoslabError]
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            if sub.__module__.startswith("eoslab.") and sub.__name__ not in found:
+                parent = next(b for b in sub.__bases__ if issubclass(b, eoslab.errors.EoslabError))
+                found[sub.__name__] = (parent.__name__, sub)
+                todo.append(sub)
+    return found
+
+
+def test_the_exception_tree_is_drawn_whole():
+    drawn, real = _drawn_tree(), _real_tree()
+    assert {n: p for n, (p, _) in drawn.items()} == {n: p for n, (p, _) in real.items()}
+
+
+def test_each_exception_is_exported_where_the_tree_says():
+    real = _real_tree()
+    for name, (_, module) in _drawn_tree().items():
+        assert getattr(importlib.import_module(module), name, None) is real[name][1], f"{name} is not {module}.{name}"

@@ -1,23 +1,32 @@
-"""The cluster as a learner looks at it: a table and a Mermaid diagram of what is, now."""
+"""The cluster as a learner looks at it, now: its nodes as a table, as a Mermaid diagram, and the
+files of one partition replica on disk."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from eoslab._timeouts import PROBE
+from eoslab.inspect._batches import broker_node
+from eoslab.topology import DEMO_TOPIC
+
 if TYPE_CHECKING:
     import pandas as pd
 
-    from eoslab.cluster._cluster import Cluster
+    from eoslab.cluster import Cluster
+
+
+def _quorum_leader(cluster: Cluster) -> int:
+    try:
+        return cluster.quorum(timeout=PROBE).leader_id
+    except Exception:  # noqa: BLE001 - a down quorum is shown as "no leader", not raised
+        return -1
 
 
 def status_frame(cluster: Cluster) -> pd.DataFrame:
     """One row per node: role, id, state, pid, RSS, and who leads the quorum."""
     import pandas as pd
 
-    try:
-        leader = cluster.quorum(timeout=2.0).leader_id
-    except Exception:  # noqa: BLE001 - a down quorum is shown as "no leader", not raised
-        leader = -1
+    leader = _quorum_leader(cluster)
     rows = [
         {
             "node": s.name,
@@ -35,15 +44,11 @@ def status_frame(cluster: Cluster) -> pd.DataFrame:
 
 
 def cluster_mermaid(cluster: Cluster, topic: str | None = None) -> str:
-    """A Mermaid flowchart of the cluster as it is: nodes, states, the quorum leader, leaders of ``topic``."""
-    from eoslab.topology import DEMO_TOPIC
-
+    """A Mermaid flowchart of the cluster as it is: nodes, states, the quorum leader, leaders of ``topic``
+    (the demo topic by default). Show it with :func:`eoslab.show_mermaid`."""
     topic = topic or DEMO_TOPIC
     status = {s.name: s for s in cluster.status()}
-    try:
-        q_leader = cluster.quorum(timeout=2.0).leader_id
-    except Exception:  # noqa: BLE001
-        q_leader = -1
+    q_leader = _quorum_leader(cluster)
     lines = ["flowchart TB", '  subgraph Q["KRaft quorum (__cluster_metadata)"]']
     for c in cluster.topology.controllers:
         star = " ★ leader" if c.node_id == q_leader else ""
@@ -52,7 +57,7 @@ def cluster_mermaid(cluster: Cluster, topic: str | None = None) -> str:
     parts = []
     try:
         parts = cluster.partitions(topic)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - no leaders to draw while the topic is unknown or the brokers are down
         pass
     lines.append('  subgraph B["Brokers"]')
     for b in cluster.topology.brokers:
@@ -65,3 +70,12 @@ def cluster_mermaid(cluster: Cluster, topic: str | None = None) -> str:
         if s.state != "running":
             lines.append(f"  style {name.replace('-', '')} fill:#fdd,stroke:#c00")
     return "\n".join(lines)
+
+
+def partition_folder(cluster: Cluster, topic: str, partition: int, broker: int | str | None = None) -> pd.DataFrame:
+    """The files of one partition replica on one broker (``None``: the leader): file, bytes."""
+    import pandas as pd
+
+    node = broker_node(cluster, broker, topic, partition)
+    rows = cluster.backend.list_files(node, f"{topic}-{partition}")
+    return pd.DataFrame(rows, columns=["file", "bytes"])

@@ -1,9 +1,13 @@
-"""`down` leaves no JVM behind; runs last among the cluster tests and brings the cluster back."""
+"""`down` leaves no JVM behind, and `up` brings the cluster back.
+
+Marked ``last``: the root conftest.py runs it after every other test of tests/ (whatever the file
+order), because it stops the whole cluster under the other tests' session-wide clients.
+"""
 
 import psutil
 import pytest
 
-pytestmark = [pytest.mark.cluster, pytest.mark.destructive]
+pytestmark = [pytest.mark.cluster, pytest.mark.destructive, pytest.mark.last]
 
 
 def _kafka_jvms(root):

@@ -1,6 +1,6 @@
 """Watching leaders and ISRs change while a lesson breaks things, and plotting what happened.
 
-    with cluster.isr_timeline("demo") as tl:
+    with ins.isr_timeline(cluster, "demo") as tl:
         tl.mark("kill broker-3")
         cluster.kill("broker-3")
         ...
@@ -18,12 +18,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from eoslab.cluster._admin import Admin
+from eoslab._timeouts import PROBE
+from eoslab.cluster import Admin
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from eoslab.cluster._cluster import Cluster
+    from eoslab.cluster import Cluster
 
 
 @dataclass
@@ -54,7 +55,7 @@ class IsrTimeline:
         while not self._stop.is_set():
             t = time.monotonic() - self._t0
             try:
-                for p in admin.partitions(self.topic, timeout=2.0):
+                for p in admin.partitions(self.topic, timeout=PROBE):
                     self.samples.append(
                         {
                             "t": round(t, 2),
@@ -106,3 +107,8 @@ class IsrTimeline:
         ax.legend(loc="lower right", fontsize=8)
         ax.figure.tight_layout()
         return ax
+
+
+def isr_timeline(cluster: Cluster, topic: str, interval: float = 0.25) -> IsrTimeline:
+    """A context manager that samples the leaders and ISRs of ``topic`` every ``interval`` seconds."""
+    return IsrTimeline(cluster, topic, interval)

@@ -1,0 +1,41 @@
+"""The recorded runs of the course's measurements: their format, folders, writing, reading, and the
+workloads they measure. ``eoslab.bench`` writes them; ``eoslab.analysis`` (PySpark) and
+``eoslab.grading`` (pandas) read them, never the process that wrote them, so a class's runs can be
+collected and analysed elsewhere::
+
+    runs/<run_id>/params.parquet    one row per workload (every batching setting, explicit)
+    runs/<run_id>/summary.parquet   one row per workload × client (eoslab, java) × phase: throughput, latency
+    runs/<run_id>/samples.parquet   one row per record of the fixed-load phase × kind
+                                    (ack, e2e_read_committed, e2e_read_uncommitted)
+    runs/<run_id>/env.parquet       the machine, the versions, the backend, the load when it started
+
+The columns every reader may rely on are :data:`COLUMNS`; an instructor's class folder nests
+runs one level deeper (``class/<learner>/<run_id>/``), and :func:`run_folders` finds them at any depth.
+"""
+
+from eoslab.runs._env import describe_machine, fingerprint
+from eoslab.runs._folders import RUNS_ENV, new_run_id, run_folders, runs_dir
+from eoslab.runs._schema import COLUMNS, TABLES, RunsFormatError
+from eoslab.runs._tables import read_table, write_run
+from eoslab.runs._workloads import BASELINE, MATRICES, MODES, Matrix, Workload, WorkloadError, matrix
+
+__all__ = [
+    "BASELINE",
+    "COLUMNS",
+    "MATRICES",
+    "MODES",
+    "Matrix",
+    "RUNS_ENV",
+    "RunsFormatError",
+    "TABLES",
+    "Workload",
+    "WorkloadError",
+    "describe_machine",
+    "fingerprint",
+    "matrix",
+    "new_run_id",
+    "read_table",
+    "run_folders",
+    "runs_dir",
+    "write_run",
+]

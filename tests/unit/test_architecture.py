@@ -1,0 +1,242 @@
+"""The package's shape, checked by walking its imports (docs/architecture.md draws it).
+
+Every ``import`` and ``from ... import`` in eoslab/ counts: at module level, inside a function,
+and under ``if TYPE_CHECKING:``. A late import still decides what a part must know, and a circle
+through one is a circle in the design even when Python does not trip over it at run time.
+
+Three rules:
+
+1. no circle among eoslab's modules;
+2. a private module ``eoslab.<pkg>._x`` is imported only from inside ``eoslab.<pkg>`` (the package's
+   face is its ``__init__``); the top-level ``eoslab._x`` modules are the kit's shared plumbing;
+3. a part imports only parts in its own row of ``LAYERS`` or above it, and nothing imports the
+   package's face (``eoslab/__init__.py``), which sits on top of everything.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+import eoslab
+
+PACKAGE = Path(eoslab.__file__).parent
+
+LAYERS: list[tuple[str, ...]] = [
+    ("errors", "_paths", "_wait", "_ports", "_java", "_procs", "_timeouts", "_librdkafka", "_version", "_display"),
+    ("topology",),
+    ("_jars", "_cds", "_compose", "_image"),
+    ("protocol",),
+    ("cluster",),
+    ("faults",),
+    ("clients",),
+    ("inspect",),
+    ("_heal",),
+    ("runs",),
+    ("demos",),
+    ("bench",),
+    ("analysis",),
+    ("grading",),
+    ("cli",),
+]
+"""Data flows down this list: a part may import its own row and the rows above, never a row below."""
+
+RANK = {part: i for i, row in enumerate(LAYERS) for part in row}
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(name: str, path: Path, known: Iterable[str]) -> set[str]:
+    """The eoslab modules ``name`` imports, anywhere in its source, resolved to module names."""
+    known = set(known)
+    is_pkg = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.split(".")[0] == "eoslab")
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from . import x / from ..y import z
+                anchor = name.split(".") if is_pkg else name.split(".")[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            if base.split(".")[0] != "eoslab":
+                continue
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.add(sub if sub in known else base)  # `from eoslab import inspect` names a module
+    return found
+
+
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: imports_of(name, path, mods) & set(mods) for name, path in mods.items()}
+
+
+def part_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""  # "" is the package's face, eoslab/__init__.py
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every elementary circle found by a depth-first walk (one per back edge)."""
+    found, state, stack = [], dict.fromkeys(edges, 0), []
+
+    def visit(node: str) -> None:
+        state[node], _ = 1, stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt, 0) == 0:
+                visit(nxt)
+            elif state.get(nxt) == 1:
+                found.append([*stack[stack.index(nxt) :], nxt])
+        state[node], _ = 2, stack.pop()
+
+    for node in sorted(edges):
+        if state[node] == 0:
+            visit(node)
+    return found
+
+
+def private_crossings(edges: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for importer, targets in edges.items():
+        for target in targets:
+            parts = target.split(".")
+            private = next((i for i, p in enumerate(parts) if p.startswith("_") and not p.startswith("__")), None)
+            if private is None:
+                continue
+            owner = ".".join(parts[:private])  # the package whose private room this is
+            if not (importer == owner or importer.startswith(owner + ".")):
+                bad.append(f"{importer} imports {target}, private to {owner}")
+    return sorted(bad)
+
+
+def upward_imports(edges: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for importer, targets in edges.items():
+        mine = part_of(importer)
+        for target in targets:
+            theirs = part_of(target)
+            if theirs == mine:
+                continue
+            if theirs == "":
+                bad.append(f"{importer} imports the package's face (eoslab/__init__.py): import the part itself")
+            elif mine and RANK[theirs] > RANK[mine]:
+                bad.append(f"{importer} ({mine}) imports {target} ({theirs}), a part below it in LAYERS")
+    return sorted(bad)
+
+
+# -- the package --------------------------------------------------------------------------------------
+
+
+def test_every_part_has_a_place_in_the_layers():
+    parts = {part_of(m) for m in modules()} - {""}
+    assert parts - set(RANK) == set(), "add the new part to LAYERS here and to docs/architecture.md"
+    assert set(RANK) - parts == set(), "LAYERS names a part that no longer exists"
+
+
+def test_no_import_circle():
+    assert cycles(graph()) == []
+
+
+def test_no_private_module_is_imported_across_packages():
+    assert private_crossings(graph()) == []
+
+
+def test_every_import_follows_the_layering():
+    assert upward_imports(graph()) == []
+
+
+def test_the_loopback_address_is_written_once():
+    """``eoslab._ports.LOOPBACK``; docstrings may say 127.0.0.1, code may not."""
+    offenders = []
+    for name, path in modules().items():
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                if "127.0.0.1" in node.value and name != "eoslab._ports":
+                    offenders.append(f"{name}:{node.lineno}")
+    assert offenders == []
+
+
+def test_librdkafka_loggers_are_configured_in_one_place():
+    """Two modules setting one logger's level made the import order decide it; now one module does."""
+    offenders = []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "getLogger"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and "librdkafka" in str(node.args[0].value)
+                and name != "eoslab._librdkafka"
+            ):
+                offenders.append(f"{name}:{node.lineno}")
+    assert offenders == []
+
+
+# -- the checks themselves: each must catch what it is for ----------------------------------------
+
+
+def test_the_checks_catch_a_circle_a_private_crossing_and_an_upward_import():
+    fake = {
+        "eoslab.cluster._cluster": {"eoslab.cluster._seed", "eoslab.faults"},  # upward: cluster -> faults
+        "eoslab.cluster._seed": {"eoslab.cluster._cluster"},  # a circle with _cluster
+        "eoslab.faults": {"eoslab.faults._client"},
+        "eoslab.faults._client": {"eoslab.cluster._admin", "eoslab._wait"},  # private crossing; _wait is fine
+        "eoslab.cluster._admin": set(),
+        "eoslab._wait": set(),
+        "eoslab.grading.lab01": {"eoslab"},  # the package's face
+    }
+    assert cycles(fake) == [["eoslab.cluster._cluster", "eoslab.cluster._seed", "eoslab.cluster._cluster"]]
+    assert private_crossings(fake) == ["eoslab.faults._client imports eoslab.cluster._admin, private to eoslab.cluster"]
+    assert upward_imports(fake) == [
+        "eoslab.cluster._cluster (cluster) imports eoslab.faults (faults), a part below it in LAYERS",
+        "eoslab.grading.lab01 imports the package's face (eoslab/__init__.py): import the part itself",
+    ]
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        ("from eoslab import inspect as ins", {"eoslab.inspect"}),
+        ("from eoslab.cluster import Cluster", {"eoslab.cluster"}),
+        ("import eoslab.cluster", {"eoslab.cluster"}),
+        ("def f():\n    from eoslab.faults import Proxy", {"eoslab.faults"}),
+        (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from eoslab.cluster import Cluster",
+            {"eoslab.cluster"},
+        ),
+        ("from . import _records", {"eoslab.protocol._records"}),
+    ],
+)
+def test_every_kind_of_import_is_seen(tmp_path, source, expected):
+    path = tmp_path / "mod.py"
+    path.write_text(source)
+    known = {"eoslab", "eoslab.inspect", "eoslab.cluster", "eoslab.faults", "eoslab.protocol._records"}
+    assert imports_of("eoslab.protocol.mod", path, known) == expected
