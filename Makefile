@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 LAB_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab test unit up down status heal reset compose lint strip
+.PHONY: help setup lab test unit up down status heal reset compose image lint strip
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -31,14 +31,23 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)  ## create .venv, install the kit, check Java 17+, resolve the Kafka jars (idempotent)
 	@$(BIN)/eoslab setup
 
-lab: setup  ## start the cluster and open the course in JupyterLab (serves this folder, opens the index)
+lab: setup  ## start the cluster and open the course in JupyterLab (serves this folder; EOSLAB_BACKEND=docker: in containers)
+	@if [ "$${EOSLAB_BACKEND:-local}" = docker ]; then tools/system/docker.sh ensure && $(BIN)/eoslab image ensure; fi
 	$(BIN)/eoslab up
 	$(BIN)/eoslab lab $(LAB_ARGS)
 
 # The whole test suite against the real cluster; stops the cluster afterwards only if it started it.
-test: setup  ## run the whole test suite (unit, cluster, notebooks, the course in Chromium) against a real cluster
-	@bash tools/system/chromium.sh  # Debian's Chromium for tests/browser (root + apt; EOSLAB_INSTALL_CHROMIUM=0 skips)
-	@if $(BIN)/eoslab status >/dev/null 2>&1; then was_up=1; else was_up=; fi; \
+# What the tests need from the system, installed only where missing and only as root with apt
+# (EOSLAB_SYSTEM_INSTALL=0 opts out; those tests then skip, saying why): Debian's Chromium for
+# tests/browser (tools/system/chromium.sh), and for the docker tests a Docker engine, compose v2 and a
+# Kafka image (tools/system/docker.sh, which stops at the end the engine it started).
+test: setup  ## run the whole test suite (unit, cluster, notebooks, the course in Chromium, the docker backend)
+	@bash tools/system/chromium.sh || exit 1; \
+	tools/system/docker.sh ensure || exit 1; \
+	trap 'tools/system/docker.sh stop' EXIT; trap 'exit 130' INT TERM; \
+	export EOSLAB_BACKEND=local; \
+	$(BIN)/eoslab image ensure || exit 1; \
+	if $(BIN)/eoslab status >/dev/null 2>&1; then was_up=1; else was_up=; fi; \
 	$(BIN)/eoslab up && \
 	$(BIN)/python -m pytest tests $(NOTEBOOKS) --nbval-lax --nbval-current-env --nbval-cell-timeout=120 \
 	  -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
@@ -61,6 +70,9 @@ reset:  ## stop the cluster and delete its data
 
 compose: $(STAMP)  ## re-render docker-compose.yml from eoslab/topology.py
 	$(BIN)/eoslab render
+
+image: $(STAMP)  ## build the local Kafka image eoslab/kafka (no registry; root: debootstrap) for EOSLAB_BACKEND=docker
+	$(BIN)/eoslab image build
 
 lint: $(STAMP)  ## ruff format --check + ruff + mypy (tests/unit/test_lint.py runs the same in `make test`)
 	$(BIN)/ruff format --check eoslab tests conftest.py tools

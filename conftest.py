@@ -42,8 +42,12 @@ def pytest_collection_modifyitems(config, items):
     # Notebooks heal the cluster themselves (their setup cell); run them after the unit and
     # cluster tests so a failing notebook cannot hide a failing foundation test. Tests marked
     # `last` (the lifecycle test stops and restarts the whole cluster) run after all the others
-    # of tests/ and before the notebooks. The sort is stable: file order holds otherwise.
+    # of tests/ and before the notebooks. The docker tests come after everything: their cluster
+    # (a session fixture) then starts late and never runs idle beside the local notebooks.
+    # The sort is stable: file order holds otherwise.
     def rank(item: pytest.Item) -> int:
+        if item.get_closest_marker("docker") is not None:
+            return 3
         if item.nodeid.endswith(".ipynb") or ".ipynb::" in item.nodeid:
             return 2
         return 1 if item.get_closest_marker("last") else 0

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from eoslab._heal import heal
 from eoslab._ports import LOOPBACK
-from eoslab._timeouts import PROBE, READY
+from eoslab._timeouts import PROBE
 from eoslab.bench.targets import ANALYSIS_RUNS, PROXY_ROUND_S
 from eoslab.cluster import Cluster
 from eoslab.errors import EoslabError
@@ -27,7 +27,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     cluster = _cluster(args)
     already = cluster.is_up()
     if not already:
-        print(f"Starting 3 controllers + 3 brokers ({cluster.backend.name} backend) ...", flush=True)
+        image = getattr(cluster.backend, "image", None)
+        on = f"{cluster.backend.name} backend" + (f", image {image}" if image else "")
+        print(f"Starting 3 controllers + 3 brokers ({on}) ...", flush=True)
     cluster.up(timeout=args.timeout)
     print("The cluster is " + ("already up." if already else "up."))
     _start_proxy(cluster)
@@ -165,6 +167,35 @@ def cmd_setup(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_image(args: argparse.Namespace) -> int:
+    """The Kafka image of the docker backend: build the local one, or make sure one is here (make test)."""
+    from eoslab import _image
+    from eoslab.cluster import docker_available
+
+    if args.what == "build":
+        r = _image.build_image(force=args.force)
+        how = "up to date" if r.cached else "built"
+        base = f"; base image {r.base_seconds:.0f} s" if r.base_seconds is not None else ""
+        print(f"{r.image}: {how} in {r.seconds:.1f} s{base}.")
+        return 0
+    # ensure: what `make test` calls before the docker tests
+    if (why := docker_available()) is not None:
+        print(f"eoslab: the docker backend cannot run here ({why}); the docker tests skip.")
+        return 0
+    image = _image.kafka_image()
+    if _image.image_exists(image):
+        print(f"Kafka image for the docker backend: {image}.")
+        return 0
+    if image != _image.LOCAL_IMAGE and _image.pull(image):
+        print(f"Kafka image for the docker backend: {image} (pulled).")
+        return 0
+    r = _image.build_image()
+    print(
+        f"Kafka image for the docker backend: {r.image} ({'up to date' if r.cached else 'built'} in {r.seconds:.0f} s)."
+    )
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.what == "cluster":
         from eoslab.bench.kit import bench_cluster
@@ -275,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("up", help="start the cluster (a no-op when it runs) and wait until it is ready")
-    s.add_argument("--timeout", type=float, default=READY)
+    s.add_argument("--timeout", type=float, default=None, help="seconds to wait for ready (default: the backend's)")
     s.set_defaults(func=cmd_up)
     sub.add_parser("down", help="stop every node (data kept)").set_defaults(func=cmd_down)
     sub.add_parser("reset", help="stop every node and delete all data").set_defaults(func=cmd_reset)
@@ -337,6 +368,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("labs", help="generate labs/ from solutions/")
     s.add_argument("--check", action="store_true", help="fail if a lab differs from its solution")
     s.set_defaults(func=cmd_labs)
+    s = sub.add_parser("image", help="the docker backend's Kafka image: build the local one (no registry needed)")
+    s.add_argument("what", choices=["build", "ensure"], help="build: eoslab/kafka (cached); ensure: one is here")
+    s.add_argument("--force", action="store_true", help="build: rebuild from scratch (no cache)")
+    s.set_defaults(func=cmd_image)
     s = sub.add_parser("bench", help="benchmarks that print figures")
     s.add_argument("what", choices=["cluster", "proxy", "producers", "analyse"])
     s.add_argument("--matrix", choices=["default", "quick"], default="default", help="producers: which workloads")

@@ -7,7 +7,7 @@ undoes it together with the fault proxy's faults.
 from eoslab.cluster._admin import Admin, PartitionState, QuorumState, find_coordinators
 from eoslab.cluster._backend import TOOLS, Backend, NodeStatus, Tool
 from eoslab.cluster._cluster import Cluster, connect, make_backend
-from eoslab.cluster._docker import DockerBackend, docker_available
+from eoslab.cluster._docker import DockerBackend, compose_file, docker_available
 from eoslab.cluster._local import LocalBackend
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "QuorumState",
     "TOOLS",
     "Tool",
+    "compose_file",
     "connect",
     "docker_available",
     "find_coordinators",

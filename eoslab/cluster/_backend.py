@@ -57,6 +57,8 @@ class Backend(Protocol):
 
     name: str
     topology: Topology
+    ready_timeout: float
+    """How long ``Cluster.up`` waits for a cold start of this backend by default (:data:`READY` locally)."""
 
     def up(self) -> None:
         """Start every node that is not running (no-op when all are); do not wait for Kafka."""

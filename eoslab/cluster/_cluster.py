@@ -95,13 +95,17 @@ class Cluster:
         if not self.running():
             raise ClusterNotRunning("The cluster is not running: start it with `eoslab up` (or `make lab`).")
 
-    def up(self, timeout: float = READY) -> Cluster:
+    def up(self, timeout: float | None = None) -> Cluster:
         """Start what is not running, wait until Kafka is ready, create the seed topic.
+
+        ``timeout`` defaults to the backend's ``ready_timeout`` (docker's is longer than local's).
 
         A no-op on a running, ready cluster (it does not move leaders: that is :func:`eoslab.heal`).
         If the start fails, the nodes this call started are stopped again before
         the error is raised.
         """
+        if timeout is None:
+            timeout = self.backend.ready_timeout
         before = set(self.running())
         try:
             self.backend.up()

@@ -1,78 +1,78 @@
-"""The docker backend: the same six nodes as containers of ``apache/kafka``.
+"""The docker backend: the same six nodes as containers of a Kafka image.
 
 Learners drive it through ``docker compose`` (``EOSLAB_BACKEND=docker``);
 tests hand it a testcontainers ``DockerCompose`` (:meth:`DockerBackend.from_testcontainers`).
-Kafka's CLI tools run inside a node's container (``docker compose exec``), so
-this path needs no Kafka jars and no Maven on the host. Java is still needed on
-the host for one thing: PySpark (module 06) runs a JVM of its own.
+The image is the official ``apache/kafka`` unless ``$EOSLAB_KAFKA_IMAGE`` names another
+(:func:`eoslab._image.kafka_image`). Kafka's CLI tools run inside a node's container
+(``docker compose exec``), so this path needs no Kafka jars and no Maven on the host. Java is
+still needed on the host for one thing: PySpark (module 06) runs a JVM of its own.
 
 Node faults map to Docker's own: ``kill`` = ``docker compose kill -s SIGKILL``,
 ``stop`` = SIGTERM with a grace period, ``pause`` = the cgroup freezer (as
 SIGSTOP for a process: alive, silent).
+
+At offset 0 in a checkout the backend runs the committed ``docker-compose.yml``; at another
+``$EOSLAB_PORT_OFFSET`` it renders its own file (its own ports, project and container names), so a
+docker cluster can run beside another cluster.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
+import os
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eoslab._compose import COMPOSE_PROJECT, CONTAINER_DATA_DIR, render_compose
-from eoslab._java import first_error_line
+import psutil
+
+from eoslab._compose import CONTAINER_DATA_DIR, IMAGE_VARIABLE, compose_project, render_compose
+from eoslab._image import kafka_image
 from eoslab._paths import data_dir, project_root
 from eoslab._timeouts import NODE_STOP, TOOL
 from eoslab.cluster._backend import TOOLS, NodeStatus
-from eoslab.errors import EoslabError, SetupError
+from eoslab.cluster._docker_checks import check_image, check_ports, docker_available, exited_reason, parse_ps
+from eoslab.errors import ClusterStartError, EoslabError, SetupError
 from eoslab.topology import TOPOLOGY, Node, Topology
 
-DOCKER_CLI_TIMEOUT = 20.0
-"""`docker info` / `docker compose version` answer in well under a second from a live engine."""
+__all__ = ["DockerBackend", "compose_file", "docker_available"]
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+LOG_TAIL = 15
+"""Lines of a container's log quoted in an error about it."""
+
 COMPOSE_TIMEOUT = 300.0
 """A compose command may start six JVM containers (`up --wait`, itself bounded by UP_WAIT) or stop them."""
 UP_WAIT = 120
 """`docker compose up --wait`: the healthchecks pass once Kafka listens, ~READY's cold start, in containers."""
 EXEC_TIMEOUT = 60.0
-"""`docker compose exec ... find`: a directory listing in a running container."""
+"""`docker compose exec ...`: a directory listing in a running container."""
 
 
-def docker_available() -> str | None:
-    """None when a Docker engine answers, else the reason it does not (one sentence)."""
-    docker = shutil.which("docker")
-    if docker is None:
-        return "the `docker` command is not installed"
-    try:
-        proc = subprocess.run(
-            [docker, "info", "--format", "{{.ServerVersion}}"],
-            capture_output=True,
-            text=True,
-            timeout=DOCKER_CLI_TIMEOUT,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"`docker info` failed ({exc})"
-    if proc.returncode != 0 or not proc.stdout.strip():
-        return "no Docker engine answers (`docker info` fails): the docker client is here, the daemon is not"
-    compose = subprocess.run([docker, "compose", "version"], capture_output=True, text=True, timeout=DOCKER_CLI_TIMEOUT)
-    if compose.returncode != 0:
-        return "the `docker compose` plugin is missing"
-    return None
-
-
-def compose_file() -> Path:
-    """The committed docker-compose.yml in a checkout; a freshly rendered one otherwise."""
+def compose_file(topology: Topology = TOPOLOGY) -> Path:
+    """The committed docker-compose.yml (offset 0, in a checkout); else a rendering in the data folder."""
     root = project_root()
-    if root is not None and (root / "docker-compose.yml").is_file():
+    if topology.port_offset == 0 and root is not None and (root / "docker-compose.yml").is_file():
         return root / "docker-compose.yml"
-    path = data_dir() / "docker-compose.yml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_compose())
+    name = "docker-compose.yml" if topology.port_offset == 0 else f"docker-compose.{compose_project(topology)}.yml"
+    path = data_dir() / name
+    text = render_compose(topology)
+    if not path.is_file() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
     return path
 
 
 class DockerBackend:
     name = "docker"
+    ready_timeout = 180.0
+    """Twice the local backend's 90 s: every container runs a second JVM before its node (the image's
+    start-up step formats the storage on every start), containers are created, and on macOS/Windows
+    it all runs in Docker Desktop's VM. Measured on a 2-core machine under load 20-40 (docs/docker.md):
+    59-97 s from empty volumes, more than 90 s once beside a running local cluster."""
 
     def __init__(
         self,
@@ -81,18 +81,40 @@ class DockerBackend:
         *,
         on_up: Callable[[], None] | None = None,
         on_down: Callable[[], None] | None = None,
+        image: str | None = None,
+        cwd: str | None = None,
     ) -> None:
         self.topology = topology
+        self._cwd = cwd  # where relative paths in compose_cmd are relative to
         self._cmd = compose_cmd
         self._on_up = on_up
         self._on_down = on_down
+        self._image = image
 
     @classmethod
-    def from_testcontainers(cls, compose: Any, topology: Topology = TOPOLOGY) -> DockerBackend:
-        """Drive a testcontainers ``DockerCompose`` (tests): its start/stop, its compose command."""
+    def from_testcontainers(
+        cls, compose: Any, topology: Topology = TOPOLOGY, image: str | None = None
+    ) -> DockerBackend:
+        """Drive a testcontainers ``DockerCompose`` (tests): its start/stop, its compose command.
+
+        testcontainers runs ``docker compose`` with this process's environment: give the
+        ``DockerCompose`` an ``env_file`` that sets ``EOSLAB_KAFKA_IMAGE`` to ``image``.
+        """
         return cls(
-            topology, compose.docker_compose_command(), on_up=compose.start, on_down=lambda: compose.stop(down=True)
+            topology,
+            compose.docker_compose_command(),
+            on_up=compose.start,
+            on_down=lambda: compose.stop(down=True),
+            image=image,
+            cwd=str(compose.context),
         )
+
+    @property
+    def image(self) -> str:
+        """The Kafka image these containers run (resolved once)."""
+        if self._image is None:
+            self._image = kafka_image()
+        return self._image
 
     # -- plumbing ---------------------------------------------------------------
     def _base(self) -> list[str]:
@@ -102,13 +124,20 @@ class DockerBackend:
                     f"The docker backend needs Docker, but {why}: start Docker Desktop/the docker "
                     "service, or use the local backend (unset EOSLAB_BACKEND)."
                 )
-            self._cmd = ["docker", "compose", "-p", COMPOSE_PROJECT, "-f", str(compose_file())]
+            project = compose_project(self.topology)
+            self._cmd = ["docker", "compose", "-p", project, "-f", str(compose_file(self.topology))]
         return list(self._cmd)
+
+    def _env(self) -> dict[str, str]:
+        return dict(os.environ, **{IMAGE_VARIABLE: self.image})
+
+    def _run(self, argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=self._env(), cwd=self._cwd)
 
     def _compose(
         self, *args: str, timeout: float = COMPOSE_TIMEOUT, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([*self._base(), *args], capture_output=True, text=True, timeout=timeout)
+        proc = self._run([*self._base(), *args], timeout)
         if check and proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
             raise EoslabError(f"`docker compose {' '.join(args)}` failed: {last}")
@@ -116,10 +145,39 @@ class DockerBackend:
 
     # -- lifecycle ----------------------------------------------------------------
     def up(self) -> None:
-        if self._on_up is not None:
-            self._on_up()
-        else:
-            self._compose("up", "--detach", "--no-recreate", "--wait", "--wait-timeout", str(UP_WAIT))
+        rows = self._containers()
+        todo = [n for n in self.topology.nodes if rows.get(n.name, {}).get("State") not in ("running", "paused")]
+        if not todo:
+            return
+        check_image(self.image)
+        check_ports(todo, rows)
+        try:
+            if self._on_up is not None:
+                self._on_up()
+            else:
+                self._compose("up", "--detach", "--no-recreate", "--wait", "--wait-timeout", str(UP_WAIT))
+        except (subprocess.CalledProcessError, EoslabError) as exc:
+            self._raise_exited(exc)
+            raise
+
+    def _raise_exited(self, exc: BaseException) -> None:
+        """A container that exited during `up`: name it, say what to do, quote its log tail."""
+        dead = [(n, why) for n in self.topology.nodes if (why := self.died_during_start(n))]
+        if dead:
+            tails = "\n".join(
+                f"--- last lines of {n.name}'s log ---\n{self.logs(n, LOG_TAIL).rstrip()}" for n, _ in dead
+            )
+            raise ClusterStartError(
+                "; ".join(f"{n.name} {why}" for n, why in dead)
+                + ": fix what its log says (below), then `eoslab reset` and `eoslab up` again.\n"
+                + tails
+            ) from None
+        err = getattr(exc, "stderr", None)
+        if isinstance(err, bytes):
+            err = err.decode(errors="replace")
+        if err:
+            last = (err.strip().splitlines() or ["(no output)"])[-1]
+            raise EoslabError(f"`docker compose up` failed ({last}): see `docker compose logs`, then retry.") from None
 
     def down(self, timeout: float = NODE_STOP) -> None:
         if self._on_down is not None:
@@ -132,23 +190,48 @@ class DockerBackend:
 
     def _containers(self) -> dict[str, dict[str, Any]]:
         proc = self._compose("ps", "--all", "--format", "json", check=False)
-        rows: list[dict[str, Any]] = []
-        text = proc.stdout.strip()
-        if text.startswith("["):
-            rows = json.loads(text)
-        else:  # one JSON object per line (compose v2.21+)
-            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        return {r.get("Service", ""): r for r in rows}
+        return {r.get("Service", ""): r for r in parse_ps(proc.stdout)}
+
+    def _inspect(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """``docker inspect`` of containers: id -> its State (Pid, ExitCode, Status)."""
+        if not ids:
+            return {}
+        proc = self._run(["docker", "inspect", *ids], 60)
+        if proc.returncode != 0:
+            return {}
+        return {c["Id"][:12]: c.get("State", {}) for c in json.loads(proc.stdout or "[]")}
+
+    @staticmethod
+    def _java_rss(pid: int) -> float | None:
+        """RSS of the container's main process, if it is a java on THIS kernel (not in Docker Desktop's VM)."""
+        try:
+            proc = psutil.Process(pid)
+            if proc.name() != "java":
+                return None
+            return float(proc.memory_info().rss) / 2**20
+        except (psutil.Error, ValueError):
+            return None
 
     def status(self) -> list[NodeStatus]:
         rows = self._containers()
+        states = self._inspect([r["ID"][:12] for r in rows.values() if r.get("ID")])
         out = []
         for node in self.topology.nodes:
             row = rows.get(node.name, {})
             state = row.get("State", "")
             mapped = "running" if state == "running" else "paused" if state == "paused" else "stopped"
-            out.append(NodeStatus(node.name, node.role, node.node_id, mapped, None, node.ports))  # type: ignore[arg-type]
+            pid = states.get(str(row.get("ID", ""))[:12], {}).get("Pid") or None
+            rss = self._java_rss(pid) if pid else None
+            out.append(NodeStatus(node.name, node.role, node.node_id, mapped, pid, node.ports, rss))  # type: ignore[arg-type]
         return out
+
+    def died_during_start(self, node: Node) -> str | None:
+        """'exited with code 1 (<its log's error line>)' for a node whose container is not running, else None."""
+        row = self._containers().get(node.name)
+        if row is None or row.get("State") in ("running", "paused"):
+            return None
+        cid = str(row.get("ID", ""))[:12]
+        return exited_reason(self._inspect([cid]).get(cid, {}), self.logs(node, LOG_TAIL))
 
     def kill(self, node: Node) -> None:
         self._compose("kill", "--signal", "SIGKILL", node.name)
@@ -166,13 +249,8 @@ class DockerBackend:
         self._compose("unpause", node.name, check=False)
 
     def logs(self, node: Node, lines: int = 50) -> str:
-        return self._compose("logs", "--no-color", "--tail", str(lines), node.name, check=False).stdout
-
-    def died_during_start(self, node: Node) -> str | None:
-        """Why a node's container is not running, from its last log lines (None if it runs)."""
-        if any(s.name == node.name and s.state != "stopped" for s in self.status()):
-            return None
-        return first_error_line(self.logs(node, 200)) or f"its container exited; see `docker compose logs {node.name}`"
+        proc = self._compose("logs", "--no-color", "--no-log-prefix", "--tail", str(lines), node.name, check=False)
+        return ANSI.sub("", proc.stdout)  # compose 2.26 starts each line with ESC[2K even with --no-color
 
     def data_path(self, node: Node) -> str:
         return CONTAINER_DATA_DIR
@@ -181,42 +259,34 @@ class DockerBackend:
         return None  # in a named volume: `docker compose exec broker-1 ls /var/lib/kafka/data`
 
     def list_files(self, node: Node, folder: str) -> list[tuple[str, int]]:
-        proc = subprocess.run(
-            [
-                *self._base(),
-                "exec",
-                "-T",
-                node.name,
-                "find",
-                f"{CONTAINER_DATA_DIR}/{folder}",
-                "-maxdepth",
-                "1",
-                "-type",
-                "f",
-                "-printf",
-                "%f %s\\n",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=EXEC_TIMEOUT,
+        # POSIX sh + stat: the same in the official image (busybox, Alpine) and in the local one (Debian).
+        script = 'cd "$1" || exit 3; for f in *; do [ -f "$f" ] && stat -c "%s %n" "$f"; done; exit 0'
+        proc = self._run(
+            [*self._base(), "exec", "-T", node.name, "sh", "-c", script, "sh", f"{CONTAINER_DATA_DIR}/{folder}"], 60
         )
         if proc.returncode != 0:
             raise EoslabError(
                 f"{node.name} has no folder {folder} in {CONTAINER_DATA_DIR}: "
                 "check the topic and partition, and that this broker holds a replica."
             )
-        rows = [line.rsplit(" ", 1) for line in proc.stdout.splitlines() if line.strip()]
-        return sorted((name, int(size)) for name, size in rows)
+        rows = [line.split(" ", 1) for line in proc.stdout.splitlines() if line.strip()]
+        return sorted((name, int(size)) for size, name in rows)
 
     def tool_bootstrap_servers(self) -> str:
         # Inside the compose network the INTERNAL listeners are reachable by name.
         return ",".join(f"{b.name}:{b.internal_port}" for b in self.topology.brokers)
 
+    def _running_broker(self) -> Node:
+        """A broker whose container runs (a lesson may have killed broker-1): tools run inside it."""
+        rows = self._containers()
+        for b in self.topology.brokers:
+            if rows.get(b.name, {}).get("State") == "running":
+                return b
+        return self.topology.brokers[0]
+
     def run_tool(
         self, tool: str, args: list[str], *, node: Node | None = None, timeout: float = TOOL
     ) -> subprocess.CompletedProcess[str]:
-        target = node or self.topology.brokers[0]
+        target = node or self._running_broker()
         script = f"/opt/kafka/bin/{TOOLS[tool].script}"
-        return subprocess.run(
-            [*self._base(), "exec", "-T", target.name, script, *args], capture_output=True, text=True, timeout=timeout
-        )
+        return self._run([*self._base(), "exec", "-T", target.name, script, *args], timeout)

@@ -33,7 +33,7 @@ import psutil
 from eoslab import _cds, _jars, _java, _ports, _procs
 from eoslab._java import first_error_line
 from eoslab._paths import PACKAGE_DIR, data_dir
-from eoslab._timeouts import NODE_STOP, TOOL
+from eoslab._timeouts import NODE_STOP, READY, TOOL
 from eoslab._wait import wait_until
 from eoslab.cluster._backend import TOOLS, NodeStatus
 from eoslab.errors import ClusterStartError, DataDirError, EoslabError
@@ -58,6 +58,7 @@ class LocalBackend:
     """Six JVM processes on loopback; see the module docstring for the folder layout."""
 
     name = "local"
+    ready_timeout = READY
 
     def __init__(self, topology: Topology = TOPOLOGY, root: Path | None = None) -> None:
         self.topology = topology

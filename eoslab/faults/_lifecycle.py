@@ -28,17 +28,18 @@ def proxy_dir() -> Path:
     return path
 
 
-def pid_file() -> Path:
-    return proxy_dir() / "proxy.pid"
+def pid_file(topology: Topology = TOPOLOGY) -> Path:
+    """One per control port: two clusters of one checkout (local + docker, other offsets) keep apart."""
+    return proxy_dir() / f"proxy-{topology.proxy_control_port}.pid"
 
 
-def log_file() -> Path:
-    return proxy_dir() / "proxy.log"
+def log_file(topology: Topology = TOPOLOGY) -> Path:
+    return proxy_dir() / f"proxy-{topology.proxy_control_port}.log"
 
 
-def _log_tail(lines: int = 8) -> str:
+def _log_tail(topology: Topology = TOPOLOGY, lines: int = 8) -> str:
     try:
-        text = log_file().read_text(errors="replace").splitlines()[-lines:]
+        text = log_file(topology).read_text(errors="replace").splitlines()[-lines:]
     except OSError:
         return "(no log)"
     return "--- last lines of the proxy log ---\n" + "\n".join(text)
@@ -52,7 +53,7 @@ def ensure_proxy(target: Topology | HasTopology | None = None, timeout: float = 
     if found is not None:
         return int(found["pid"])
     env = dict(os.environ, EOSLAB_PORT_OFFSET=str(topology.port_offset), EOSLAB_DATA=str(data_dir()))
-    with open(log_file(), "ab") as log:
+    with open(log_file(topology), "ab") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", DAEMON_MODULE],
             stdin=subprocess.DEVNULL,
@@ -62,12 +63,13 @@ def ensure_proxy(target: Topology | HasTopology | None = None, timeout: float = 
             start_new_session=True,
             close_fds=True,
         )
-    _procs.write_pid(pid_file(), proc.pid)
+    _procs.write_pid(pid_file(topology), proc.pid)
 
     def up() -> dict[str, Any] | None:
         if proc.poll() is not None:
             raise ProxyStartError(
-                f"The fault proxy exited with code {proc.returncode} during start-up: see {log_file()}.\n{_log_tail()}"
+                f"The fault proxy exited with code {proc.returncode} during start-up: see {log_file(topology)}.\n"
+                + _log_tail(topology)
             )
         return health(topology)
 
@@ -77,13 +79,13 @@ def ensure_proxy(target: Topology | HasTopology | None = None, timeout: float = 
             timeout=timeout,
             interval=0.1,
             what=f"the fault proxy's control API on {LOOPBACK}:{topology.proxy_control_port}",
-            describe=_log_tail,
+            describe=lambda: _log_tail(topology),
             hint="A port of the proxy may be taken: `eoslab status` lists the ports; see the proxy log.",
         )
     except Exception as exc:
         if proc.poll() is None:
             proc.kill()
-        pid_file().unlink(missing_ok=True)
+        pid_file(topology).unlink(missing_ok=True)
         if isinstance(exc, ProxyStartError):
             raise
         raise ProxyStartError(str(exc)) from None
@@ -92,10 +94,10 @@ def ensure_proxy(target: Topology | HasTopology | None = None, timeout: float = 
 
 def stop_proxy(topology: Topology = TOPOLOGY, timeout: float = STOP_TIMEOUT) -> bool:
     """SIGTERM the daemon, SIGKILL it after ``timeout``; True if one was running."""
-    proc = _procs.from_pid_file(pid_file(), expect=DAEMON_MODULE)
+    proc = _procs.from_pid_file(pid_file(topology), expect=DAEMON_MODULE)
     if proc is None and (found := health(topology)) is not None:  # a daemon whose pid file went missing
         proc = _procs.process(int(found["pid"]), expect=DAEMON_MODULE)
     if proc is not None:
         _procs.terminate([proc], timeout)
-    pid_file().unlink(missing_ok=True)
+    pid_file(topology).unlink(missing_ok=True)
     return proc is not None

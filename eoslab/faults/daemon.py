@@ -51,7 +51,7 @@ async def serve(topology: Topology) -> None:
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     topology = Topology.from_env()
-    pid_path = pid_file()
+    pid_path = pid_file(topology)
     try:
         asyncio.run(serve(topology))
     except OSError as exc:

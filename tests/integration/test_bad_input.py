@@ -42,7 +42,7 @@ def test_port_in_use_names_the_port_and_starts_nothing(cluster, tmp_path):
     # The session's cluster holds every port: a second cluster from another folder must refuse.
     proc = eoslab("up", env={"EOSLAB_DATA": str(tmp_path)})
     err = _one_sentence(proc)
-    port = TOPOLOGY.controllers[0].controller_port  # 19101 at the default $EOSLAB_PORT_OFFSET
+    port = cluster.topology.controllers[0].controller_port  # 19101 at offset 0
     assert f"Port {port} (needed by controller-1) is already in use by pid" in err
     assert _jvms_under(tmp_path) == []
 
@@ -96,13 +96,13 @@ def test_no_maven_and_no_kafka_home(cluster, tmp_path):
 
 
 def test_docker_backend_without_an_engine(tmp_path):
-    from eoslab.cluster import docker_available
-
-    why = docker_available()
-    if why is None:
-        pytest.skip("a Docker engine answers here; this case is about its absence")
-    err = _one_sentence(eoslab("--backend", "docker", "up", env={"EOSLAB_DATA": str(tmp_path)}))
-    assert "The docker backend needs Docker" in err and "local backend" in err
+    # DOCKER_HOST at a socket nobody serves: "installed but not running" where the docker client is
+    # here, "not installed" where it is not; either way one sentence that says what to do.
+    env = {"EOSLAB_DATA": str(tmp_path), "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"}
+    err = _one_sentence(eoslab("--backend", "docker", "up", env=env))
+    assert "The docker backend needs Docker, but" in err
+    assert "no Docker engine answers" in err or "`docker` command is not installed" in err
+    assert "start Docker Desktop/the docker service, or use the local backend (unset EOSLAB_BACKEND)" in err
 
 
 @pytest.mark.parametrize("command", [["status"], ["kill", "broker-1"], ["pause", "broker-2"], ["stop", "broker-3"]])

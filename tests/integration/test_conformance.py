@@ -1,38 +1,27 @@
 """ONE conformance test that both backends pass: the same node operations, the same answers.
 
-The local backend runs here always; the docker backend runs where a Docker engine
-answers (through testcontainers' DockerCompose) and is skipped with the reason otherwise.
+The local backend runs here always; the docker backend runs where a Docker engine answers
+(six containers through testcontainers' DockerCompose, on ports +500, beside the local cluster:
+``docker_cluster`` in tests/conftest.py) and is skipped with the reason otherwise.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import uuid
 
 import pytest
 
 import eoslab
-from eoslab.cluster import Cluster, DockerBackend, docker_available
+from eoslab import clients
+from eoslab.faults import Proxy
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-@pytest.fixture(params=["local", "docker"])
+@pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
 def any_cluster(request):
-    if request.param == "local":
-        c = request.getfixturevalue("cluster")
-        eoslab.heal(c)
-        yield c
-        eoslab.heal(c)
-        return
-    why = docker_available()
-    if why is not None:
-        pytest.skip(f"docker backend not tested here: {why}")
-    from testcontainers.compose import DockerCompose
-
-    compose = DockerCompose(ROOT, compose_file_name="docker-compose.yml", pull=True, wait=True)
-    c = Cluster(DockerBackend.from_testcontainers(compose))
-    with c:  # up() on enter (torn down if the start fails), down() on exit
-        yield c
+    c = request.getfixturevalue("cluster" if request.param == "local" else "docker_cluster")
+    eoslab.heal(c)
+    yield c
+    eoslab.heal(c)
 
 
 @pytest.mark.cluster
@@ -43,10 +32,22 @@ def test_backend_conformance(any_cluster):
     assert c.quorum().voters == (101, 102, 103)
     assert c.brokers() == [1, 2, 3]
     assert c.leader("demo", 0) == 1 and c.leader("demo", 1) == 2
+    assert [len(p.replicas) for p in c.partitions("demo")] == [3, 3]
+    assert c.admin.topic_config("demo")["min.insync.replicas"] == "2"
 
     # A Kafka CLI tool of the pinned release, run where the backend runs its tools.
     out = c.tool("metadata-quorum", "--bootstrap-server", "{bootstrap}", "describe", "--status")
     assert "CurrentVoters" in out and "LeaderId" in out
+
+    # The fault proxy in front of this cluster: a write through it is traced, and it lands.
+    proxy = Proxy.connect(c)
+    assert proxy.health()["port_offset"] == c.topology.port_offset
+    client_id = f"conformance-{uuid.uuid4().hex[:8]}"
+    p = clients.producer(c, {"client.id": client_id}, proxied=True)
+    p.produce("demo", value=client_id.encode(), partition=0)
+    assert p.flush(30) == 0
+    produced = proxy.trace(client_id=client_id, api="Produce").frame()
+    assert list(produced.broker) == [1] and list(produced.error) == ["NONE"]
 
     c.kill("broker-2")
     assert {s.name: s.state for s in c.status()}["broker-2"] == "stopped"

@@ -42,7 +42,7 @@ LAYERS: list[tuple[str, ...]] = [
         "_display",
     ),
     ("topology",),
-    ("_jars", "_cds", "_compose"),
+    ("_jars", "_cds", "_compose", "_image"),
     ("protocol",),
     ("cluster",),
     ("faults",),

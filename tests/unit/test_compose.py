@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from eoslab._compose import env_name, prop_name, render_compose
-from eoslab.topology import KAFKA_VERSION, Topology, node_properties
+from eoslab._compose import WRAPPER_EXCLUDED, compose_project, env_name, prop_name, render_compose
+from eoslab.topology import JVM_FLAGS, JVM_HEAP, KAFKA_VERSION, Topology, node_properties
 
 TOPOLOGY = Topology()  # the canonical ports the compose file uses
 
@@ -28,6 +28,13 @@ def test_env_name_examples():
     assert env_name("a_b") == "KAFKA_A__B"
 
 
+def test_prop_name_is_the_wrappers_mapping():
+    # KafkaDockerWrapper.getServerConfigsFromEnv: strip KAFKA_, lower-case, _ -> ., then ... -> - and .. -> _
+    assert prop_name("KAFKA_LOG_DIRS") == "log.dirs"
+    assert prop_name("KAFKA_A_B_C") == "a.b.c"  # one-letter segments are no special case
+    assert prop_name("KAFKA_SASL_MECHANISM_INTER___BROKER__PROTOCOL") == "sasl.mechanism.inter-broker_protocol"
+
+
 @pytest.fixture(scope="module")
 def compose():
     return yaml.safe_load(render_compose())
@@ -36,15 +43,20 @@ def compose():
 def test_every_node_is_a_service_of_the_pinned_image(compose):
     assert list(compose["services"]) == [n.name for n in TOPOLOGY.nodes]
     for svc in compose["services"].values():
-        assert svc["image"] == f"apache/kafka:{KAFKA_VERSION}"
+        # the official image for learners; $EOSLAB_KAFKA_IMAGE (compose interpolation) for another one
+        assert svc["image"] == f"${{EOSLAB_KAFKA_IMAGE:-apache/kafka:{KAFKA_VERSION}}}"
 
 
 @pytest.mark.parametrize("node", TOPOLOGY.nodes, ids=lambda n: n.name)
 def test_service_environment_is_exactly_the_node_properties(compose, node):
     env = compose["services"][node.name]["environment"]
-    props = {prop_name(k): v for k, v in env.items() if k.startswith("KAFKA_") and k != "KAFKA_HEAP_OPTS"}
+    props = {prop_name(k): v for k, v in env.items() if k.startswith("KAFKA_") and k not in WRAPPER_EXCLUDED}
     assert props == node_properties(TOPOLOGY, node, data_dir="/var/lib/kafka/data", docker=True)
     assert env["CLUSTER_ID"] == TOPOLOGY.cluster_id
+    # the image's default heap is 1 GB per node: each role gets the kit's own, and the kit's JVM flags
+    assert env["KAFKA_HEAP_OPTS"] == JVM_HEAP[node.role]
+    assert env["KAFKA_JVM_PERFORMANCE_OPTS"] == JVM_FLAGS
+    assert not any("$" in str(v) for v in env.values())  # compose would interpolate it
     if node.role == "controller":
         assert "KAFKA_ADVERTISED_LISTENERS" not in env
 
@@ -66,3 +78,19 @@ def test_container_listeners_bind_inside_and_peers_use_names(compose):
     assert env["KAFKA_LISTENERS"].startswith("CLIENT://0.0.0.0:19091")
     assert "INTERNAL://broker-1:19191" in env["KAFKA_ADVERTISED_LISTENERS"]
     assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == TOPOLOGY.quorum_voters()
+
+
+def test_a_cluster_at_another_offset_gets_its_own_project_ports_and_names():
+    topo = Topology(port_offset=3500)
+    other = yaml.safe_load(render_compose(topo))
+    assert other["name"] == compose_project(topo) == "eoslab-3500"
+    assert compose_project(TOPOLOGY) == "eoslab"
+    b1 = other["services"]["broker-1"]
+    assert b1["container_name"] == "eoslab-3500-broker-1"
+    assert b1["ports"] == ["127.0.0.1:22591:22591", "127.0.0.1:22791:22791"]
+    assert b1["environment"]["KAFKA_ADVERTISED_LISTENERS"] == (
+        "CLIENT://127.0.0.1:22591,INTERNAL://broker-1:22691,PROXIED://127.0.0.1:22891"
+    )
+    assert other["services"]["controller-1"]["environment"]["KAFKA_CONTROLLER_QUORUM_VOTERS"].startswith(
+        "101@controller-1:22601,"
+    )

@@ -6,7 +6,8 @@
 # (~300 MB, once). Otherwise it changes nothing and says why. It never downloads a browser build of
 # its own (Playwright's `playwright install` is not used: the test drives the system browser).
 #
-# Opt out: EOSLAB_INSTALL_CHROMIUM=0 (the browser test is then skipped, with the reason, if there is
+# Opt out: EOSLAB_SYSTEM_INSTALL=0 (every system install of `make test`, as tools/system/docker.sh) or
+# EOSLAB_INSTALL_CHROMIUM=0 (this one only); the browser test is then skipped, with the reason, if there is
 # no Chromium). Exit code 0 in every case: a machine without Chromium still runs the rest of `make test`.
 set -uo pipefail
 
@@ -18,8 +19,8 @@ for exe in chromium chromium-browser google-chrome; do
   fi
 done
 
-if [ "${EOSLAB_INSTALL_CHROMIUM:-1}" = "0" ]; then
-  say "no Chromium, and EOSLAB_INSTALL_CHROMIUM=0: the browser test will be skipped."
+if [ "${EOSLAB_SYSTEM_INSTALL:-1}" = "0" ] || [ "${EOSLAB_INSTALL_CHROMIUM:-1}" = "0" ]; then
+  say "no Chromium, and EOSLAB_SYSTEM_INSTALL=0 or EOSLAB_INSTALL_CHROMIUM=0: the browser test will be skipped."
   exit 0
 fi
 if [ "$(id -u)" != "0" ] || ! command -v apt-get >/dev/null 2>&1; then
