@@ -22,6 +22,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,8 @@ COMPOSE_TIMEOUT = 300.0
 """A compose command may start six JVM containers (`up --wait`, itself bounded by UP_WAIT) or stop them."""
 UP_WAIT = 120
 """`docker compose up --wait`: the healthchecks pass once Kafka listens, ~READY's cold start, in containers."""
+PAUSE_ATTEMPTS = 3
+"""`docker pause` (a cgroup freeze) tried this often before its error is raised."""
 EXEC_TIMEOUT = 60.0
 """`docker compose exec ...`: a directory listing in a running container."""
 
@@ -243,7 +246,13 @@ class DockerBackend:
         self._compose("start", node.name)
 
     def pause(self, node: Node) -> None:
-        self._compose("pause", node.name)
+        # runc freezes the container's cgroup and gives up ("unable to freeze") when a process does not
+        # reach the frozen state in time, which a busy 2-core machine sees now and then: try again.
+        for attempt in range(PAUSE_ATTEMPTS):
+            proc = self._compose("pause", node.name, check=attempt == PAUSE_ATTEMPTS - 1)
+            if proc.returncode == 0:
+                return
+            time.sleep(1.0)
 
     def resume(self, node: Node) -> None:
         self._compose("unpause", node.name, check=False)
