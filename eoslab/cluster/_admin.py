@@ -177,8 +177,12 @@ class Admin:
                 log.info("preferred election for %s-%s: %s", tp.topic, tp.partition, err)
 
 
-def describe_quorum(controller: Node, timeout: float = REQUEST) -> QuorumState:
-    """DescribeQuorum (api key 55) asked of one controller directly (KIP-919 lets it answer)."""
+NOT_LEADER_OR_FOLLOWER = 6
+
+
+def _ask_quorum(controller: Node, timeout: float) -> tuple[int, dict]:
+    """DescribeQuorum (api key 55) asked of one controller directly (KIP-919 lets it answer); returns the
+    error code and the partition's answer."""
     with KafkaConnection(LOOPBACK, controller.controller_port, client_id="eoslab-admin", timeout=timeout) as conn:
         resp = conn.request(
             "DescribeQuorum",
@@ -186,7 +190,22 @@ def describe_quorum(controller: Node, timeout: float = REQUEST) -> QuorumState:
             {"Topics": [{"TopicName": "__cluster_metadata", "Partitions": [{"PartitionIndex": 0}]}]},
         )
     part = resp["Topics"][0]["Partitions"][0]
-    err = resp.get("ErrorCode", 0) or part.get("ErrorCode", 0)
+    return resp.get("ErrorCode", 0) or part.get("ErrorCode", 0), part
+
+
+def controller_serves(controller: Node, timeout: float = REQUEST) -> bool:
+    """Whether ``controller``'s own process answers DescribeQuorum. Only the quorum's leader describes
+    it; a voter that is not the leader answers NOT_LEADER_OR_FOLLOWER (KafkaRaftClient), which proves
+    just as well that the process is up and serving."""
+    err, _ = _ask_quorum(controller, timeout)
+    if err not in (0, NOT_LEADER_OR_FOLLOWER):
+        raise RuntimeError(f"DescribeQuorum answered error {err}")
+    return True
+
+
+def describe_quorum(controller: Node, timeout: float = REQUEST) -> QuorumState:
+    """The quorum as ``controller`` describes it; only the leader does (others: error 6)."""
+    err, part = _ask_quorum(controller, timeout)
     if err:
         raise RuntimeError(f"DescribeQuorum answered error {err}")
     return QuorumState(

@@ -31,7 +31,15 @@ from eoslab._timeouts import (
     TOOL,
 )
 from eoslab._wait import wait_until
-from eoslab.cluster._admin import VIEW_TIMEOUT, Admin, PartitionState, QuorumState, describe_quorum, find_coordinators
+from eoslab.cluster._admin import (
+    VIEW_TIMEOUT,
+    Admin,
+    PartitionState,
+    QuorumState,
+    controller_serves,
+    describe_quorum,
+    find_coordinators,
+)
 from eoslab.cluster._backend import Backend, NodeStatus
 from eoslab.cluster._docker import DockerBackend
 from eoslab.cluster._local import LocalBackend
@@ -313,7 +321,8 @@ class Cluster:
 
     def wait_serving(self, node: str | Node, timeout: float = BROKER_REGISTER) -> None:
         """Wait until ``node``'s own process answers on its own port: a broker a Metadata request (and it
-        is registered and unfenced), a controller DescribeQuorum.
+        is registered and unfenced), a controller DescribeQuorum (any voter answers; only the leader with the
+        quorum).
 
         Asking the cluster is not enough right after a kill: the dead broker keeps its registration until
         ``broker.session.timeout.ms`` (5 s) runs out and its place in every ISR until
@@ -325,8 +334,7 @@ class Cluster:
 
         def probe() -> bool:
             if not node.is_broker:
-                describe_quorum(node, timeout=PROBE)
-                return True
+                return controller_serves(node, timeout=PROBE)
             with KafkaConnection(LOOPBACK, node.client_port, client_id="eoslab-admin", timeout=PROBE) as conn:
                 conn.request("Metadata", None, {"Topics": [], "AllowAutoTopicCreation": False})
             return node.node_id in self.admin.brokers(timeout=PROBE)
