@@ -199,6 +199,7 @@ def _nonmonotonic(p: _Pipeline, found: _Found) -> None:
             if isinstance(e, Assigned):
                 for tp in e.partitions:
                     last.pop(tp, None)
+                committed.update({(o.topic, o.partition): o.offset for o in e.offsets})
             elif isinstance(e, Committed):
                 committed.update({(o.topic, o.partition): o.offset for o in e.offsets})
             elif isinstance(e, Aborted):  # the processor rewinds to its committed offsets, no further

@@ -46,11 +46,14 @@ class Position:
 @dataclass(frozen=True)
 class Assigned:
     """The consumer was given these partitions (a rebalance or an ``assign``): where it polls next
-    is the group's committed offset, so polls of these partitions start afresh."""
+    is the group's committed offset, so polls of these partitions start afresh. ``offsets``, when the
+    processor fetched them (``Consumer.committed``), are those committed offsets: an abort may rewind
+    to them and no further."""
 
     process: str
     time: float
     partitions: tuple[tuple[str, int], ...]
+    offsets: tuple[Position, ...] = ()
     kind: str = field(default="assigned", init=False)
 
 
@@ -154,6 +157,7 @@ def from_json(line: str) -> Event:
         raw["offsets"] = tuple(_position(p) for p in raw.get("offsets", ()))
     elif cls is Assigned:
         raw["partitions"] = tuple((str(t), int(p)) for t, p in raw["partitions"])
+        raw["offsets"] = tuple(_position(p) for p in raw.get("offsets", ()))
     try:
         return cls(**raw)  # type: ignore[no-any-return]
     except TypeError as e:

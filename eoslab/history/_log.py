@@ -11,12 +11,25 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
-from eoslab.history._events import Event, HistoryFormatError, from_json, to_json
+from eoslab.history._events import (
+    Aborted,
+    Assigned,
+    Committed,
+    Event,
+    HistoryFormatError,
+    Polled,
+    Position,
+    Sent,
+    from_json,
+    text,
+    to_json,
+)
 
 
 @dataclass
@@ -75,8 +88,15 @@ def read_history(path: str | os.PathLike[str]) -> History:
 class HistoryWriter:
     """Appends events to a history file, one ``os.write`` per line.
 
+    ``process`` names this incarnation of the processor and must be unique across the run: a
+    restarted processor is a new process (its transactions are numbered afresh), e.g.
+    ``f"eos-{os.getpid()}"``.
+
     >>> with HistoryWriter("runs/h/eos-1.jsonl", process="eos-1") as h:
-    ...     h.write(Polled(h.process, h.now(), Position("in", 0, 7), "v7"))
+    ...     h.polled(msg)                     # a record the consumer returned
+    ...     producer.produce(..., on_delivery=lambda err, m: h.delivered(err, m, source=src, txn=n))
+    ...     producer.commit_transaction(30)
+    ...     h.committed(n, offsets)
     """
 
     def __init__(self, path: str | os.PathLike[str], *, process: str, durable: bool = False) -> None:
@@ -97,6 +117,41 @@ class HistoryWriter:
         os.write(self._fd, (to_json(event) + "\n").encode("utf-8"))
         if self.durable:
             os.fsync(self._fd)
+
+    # The calls a processor makes, fed with what confluent-kafka hands it (a Message, a KafkaError,
+    # TopicPartitions): one per event kind, each stamped with this process and the time.
+
+    def polled(self, msg: Any) -> None:
+        """A record ``Consumer.poll``/``consume`` returned (check ``msg.error()`` first)."""
+        at = Position(msg.topic(), msg.partition(), msg.offset())
+        self.write(Polled(self.process, self.now(), at, text(msg.value()), text(msg.key())))
+
+    def delivered(self, err: Any, msg: Any, *, source: Position | None, txn: int | None, **producer: Any) -> None:
+        """A delivery report (call it from ``on_delivery``); ``producer`` may give ``transactional_id``,
+        ``producer_id`` and ``producer_epoch``."""
+        offset = None if err is not None or msg.offset() is None or msg.offset() < 0 else msg.offset()
+        error = None if err is None else (err.name() if hasattr(err, "name") else str(err))
+        self.write(
+            Sent(self.process, self.now(), msg.topic(), msg.partition(), offset, text(msg.value()), text(msg.key()),
+                 source=source, txn=txn, error=error, **producer)
+        )  # fmt: skip
+
+    def committed(self, txn: int | None, offsets: Iterable[Any] = (), transactional_id: str | None = None) -> None:
+        """``commit_transaction`` (or a plain offset commit, ``txn=None``) returned; ``offsets`` are the
+        TopicPartitions committed with it (their offset: the next to consume)."""
+        pos = tuple(Position(tp.topic, tp.partition, tp.offset) for tp in offsets)
+        self.write(Committed(self.process, self.now(), txn, pos, transactional_id))
+
+    def aborted(self, txn: int, reason: str = "", transactional_id: str | None = None) -> None:
+        """``abort_transaction`` returned."""
+        self.write(Aborted(self.process, self.now(), txn, reason, transactional_id))
+
+    def assigned(self, partitions: Iterable[Any], committed: Iterable[Any] = ()) -> None:
+        """``on_assign`` (or ``assign``) gave these TopicPartitions; ``committed`` are their committed
+        offsets if the processor fetched them (``Consumer.committed``); negative ones mean "none yet"."""
+        tps = tuple((tp.topic, tp.partition) for tp in partitions)
+        pos = tuple(Position(tp.topic, tp.partition, tp.offset) for tp in committed if tp.offset >= 0)
+        self.write(Assigned(self.process, self.now(), tps, pos))
 
     def close(self) -> None:
         if self._fd is not None:

@@ -265,3 +265,17 @@ def test_check_needs_a_read_committed_read_of_one_topic():
         check([r.events], [ru])
     with pytest.raises(HistoryFormatError, match="different topics"):
         check([r.events], [rc, dataclasses.replace(ru, topic="other")])
+
+
+def test_an_assignment_with_committed_offsets_bounds_the_rewind_of_the_first_abort():
+    r = Run()
+    r.events.append(Assigned(P, r._t(), ((IN, 0),), (Position(IN, 0, 2),)))  # the group had committed 2
+    r.poll(0, 2)
+    r.poll(0, 3)
+    r.send(1, 0, (0, 2))
+    r.abort(1)
+    r.poll(0, 2)  # back to the committed offset: what an abort asks for
+    assert found(check([r.events], r.reads())) == {}
+    r.abort(1)
+    r.poll(0, 1)  # further back than the group ever committed
+    assert found(check([r.events], r.reads())) == {"nonmonotonic_poll": 1}

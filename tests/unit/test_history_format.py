@@ -173,3 +173,54 @@ def test_the_verdict_renders_counts_examples_and_jepsen_names():
     with pytest.raises(HistoryFormatError, match="not an anomaly"):
         v.count("G2")
     assert str(check([r.events], r.reads())).startswith("VALID (")
+
+
+class _Msg:
+    """What the writer reads off a confluent-kafka Message (a Message cannot be built by hand)."""
+
+    def __init__(self, topic, partition, offset, value, key=None):
+        self._t, self._p, self._o, self._v, self._k = topic, partition, offset, value, key
+
+    def topic(self):
+        return self._t
+
+    def partition(self):
+        return self._p
+
+    def offset(self):
+        return self._o
+
+    def value(self):
+        return self._v
+
+    def key(self):
+        return self._k
+
+
+def test_the_writer_records_what_confluent_kafka_hands_a_processor(tmp_path):
+    from confluent_kafka import KafkaError, TopicPartition
+
+    path = tmp_path / "p.jsonl"
+    src = Position("in", 0, 5)
+    with HistoryWriter(path, process="eos-9") as h:
+        h.assigned(
+            [TopicPartition("in", 0), TopicPartition("in", 1)],
+            [TopicPartition("in", 0, 5), TopicPartition("in", 1, -1001)],
+        )
+        h.polled(_Msg("in", 0, 5, b"v", b"k"))
+        h.delivered(
+            None, _Msg("out", 1, 9, b"w"), source=src, txn=1, transactional_id="t", producer_id=7, producer_epoch=0
+        )
+        h.delivered(KafkaError(KafkaError._MSG_TIMED_OUT), _Msg("out", 0, -1001, b"x"), source=src, txn=1)
+        h.committed(1, [TopicPartition("in", 0, 6)], transactional_id="t")
+        h.aborted(2, "INVALID_TXN_STATE", transactional_id="t")
+    got = read_history(path).events
+    assert [type(e) for e in got] == [Assigned, Polled, Sent, Sent, Committed, Aborted]
+    a, p, ok, failed, c, ab = got
+    assert a.partitions == (("in", 0), ("in", 1)) and a.offsets == (Position("in", 0, 5),)  # -1001: none committed
+    assert (p.at, p.value, p.key) == (Position("in", 0, 5), "v", "k")
+    assert ok.acked and ok.at == Position("out", 1, 9) and ok.source == src and ok.producer_id == 7
+    assert not failed.acked and failed.offset is None and failed.error == "_MSG_TIMED_OUT"
+    assert c.offsets == (Position("in", 0, 6),) and c.transactional_id == "t"
+    assert (ab.txn, ab.reason) == (2, "INVALID_TXN_STATE")
+    assert {e.process for e in got} == {"eos-9"}
