@@ -45,6 +45,9 @@ class Verdict:
         return {n: c.count for n, c in self.cases.items() if c.count}
 
     def count(self, name: str) -> int:
+        """The count of one anomaly, by its name here (``aborted_read``) or Jepsen's (``G1a``, ``:lost-write``)."""
+        jepsen = {k.jepsen.lstrip(":"): n for n, k in ANOMALIES.items() if k.jepsen.startswith(":")}
+        name = jepsen.get(name.lstrip(":"), name)
         if name not in ANOMALIES:
             raise HistoryFormatError(f"{name!r} is not an anomaly the checker knows; it knows {list(ANOMALIES)}.")
         if name not in self.cases:

@@ -91,6 +91,7 @@ def test_a_downstream_poll_of_an_aborted_record_is_one_aborted_read_g1a():
     v = check([events], r.reads())
     assert found(v) == {"aborted_read": 1}
     assert v.cases["aborted_read"].kind.jepsen == ":G1a"
+    assert v.count("G1a") == v.count(":G1a") == v.count("aborted_read") == 1 and v.count("lost-write") == 0
     assert (
         "downstream polled 'a2/t2' at out[0]@3, written by eos-1 txn 2 (tx-A), which aborted"
         in (v.cases["aborted_read"].examples[0])
