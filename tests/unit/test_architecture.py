@@ -50,6 +50,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("inspect",),
     ("_heal",),
     ("runs",),
+    ("history",),
     ("demos",),
     ("bench",),
     ("analysis",),

@@ -1,0 +1,164 @@
+"""What a processor records, one event per thing it did: polled, sent, committed, aborted, assigned.
+
+An event is what the process *saw*, when it saw it, never what it meant to do: ``Sent`` is written
+from the delivery report (so it carries the offset the leader gave the record, or the error), and
+``Committed`` only once ``commit_transaction`` has returned. A process killed between the two
+leaves a transaction without an outcome; the checker treats it as Jepsen treats an ``:info``
+operation: it may or may not have happened.
+
+Values are text (the course's records are UTF-8); bytes that are not UTF-8 are kept with
+``surrogateescape`` so that nothing is lost on the way to JSON and back.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypeAlias
+
+from eoslab.errors import EoslabError
+
+
+class HistoryFormatError(EoslabError):
+    """A history or final-read file that is not what the recorder writes."""
+
+
+def text(raw: bytes | str | None) -> str | None:
+    """A record's key or value as the history keeps it: text, with undecodable bytes escaped."""
+    if raw is None or isinstance(raw, str):
+        return raw
+    return raw.decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A place in a log: the record at ``offset`` of ``topic`` partition ``partition``. In a
+    ``Committed`` event it is, as in Kafka's OffsetCommit, the NEXT offset to consume."""
+
+    topic: str
+    partition: int
+    offset: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}[{self.partition}]@{self.offset}"
+
+
+@dataclass(frozen=True)
+class Assigned:
+    """The consumer was given these partitions (a rebalance or an ``assign``): where it polls next
+    is the group's committed offset, so polls of these partitions start afresh. ``offsets``, when the
+    processor fetched them (``Consumer.committed``), are those committed offsets: an abort may rewind
+    to them and no further."""
+
+    process: str
+    time: float
+    partitions: tuple[tuple[str, int], ...]
+    offsets: tuple[Position, ...] = ()
+    kind: str = field(default="assigned", init=False)
+
+
+@dataclass(frozen=True)
+class Polled:
+    """One record a poll returned (the processor's consumer reads with ``read_committed``)."""
+
+    process: str
+    time: float
+    at: Position
+    value: str | None
+    key: str | None = None
+    kind: str = field(default="polled", init=False)
+
+
+@dataclass(frozen=True)
+class Sent:
+    """One record's delivery report: ``at.offset`` is where the leader put it (``None`` when the
+    delivery failed, with ``error`` saying why). ``txn`` names the producer's transaction within
+    this process (``None``: not transactional, so acknowledged means committed); ``source`` is the
+    input record this output was made from."""
+
+    process: str
+    time: float
+    topic: str
+    partition: int
+    offset: int | None
+    value: str | None
+    key: str | None = None
+    source: Position | None = None
+    txn: int | None = None
+    transactional_id: str | None = None
+    producer_id: int | None = None
+    producer_epoch: int | None = None
+    error: str | None = None
+    kind: str = field(default="sent", init=False)
+
+    @property
+    def acked(self) -> bool:
+        """The leader acknowledged it (acks=all: the in-sync replicas have it)."""
+        return self.error is None and self.offset is not None
+
+    @property
+    def at(self) -> Position | None:
+        return None if self.offset is None else Position(self.topic, self.partition, self.offset)
+
+
+@dataclass(frozen=True)
+class Committed:
+    """``commit_transaction`` returned (``txn`` set), or a non-transactional offset commit returned
+    (``txn`` is ``None``); ``offsets`` are the input positions committed with it."""
+
+    process: str
+    time: float
+    txn: int | None
+    offsets: tuple[Position, ...] = ()
+    transactional_id: str | None = None
+    kind: str = field(default="committed", init=False)
+
+
+@dataclass(frozen=True)
+class Aborted:
+    """``abort_transaction`` returned; the processor rewinds its consumer to the committed offsets."""
+
+    process: str
+    time: float
+    txn: int
+    reason: str = ""
+    transactional_id: str | None = None
+    kind: str = field(default="aborted", init=False)
+
+
+Event: TypeAlias = Assigned | Polled | Sent | Committed | Aborted
+"""Every kind of event a history holds."""
+
+KINDS: dict[str, type] = {c.kind: c for c in (Assigned, Polled, Sent, Committed, Aborted)}  # type: ignore[attr-defined]
+
+
+def to_json(event: Event) -> str:
+    """One line of a history file (no newline)."""
+    return json.dumps(asdict(event), separators=(",", ":"), sort_keys=True)
+
+
+def _position(raw: Any) -> Position | None:
+    return None if raw is None else Position(str(raw["topic"]), int(raw["partition"]), int(raw["offset"]))
+
+
+def from_json(line: str) -> Event:
+    """The event a line of a history file holds; a line that is not one raises ``ValueError``."""
+    raw = json.loads(line)
+    if not isinstance(raw, dict):
+        raise ValueError("not a JSON object")
+    cls = KINDS.get(raw.pop("kind", None))
+    if cls is None:
+        raise ValueError(f"unknown kind; expected one of {sorted(KINDS)}")
+    if cls is Polled:
+        raw["at"] = _position(raw["at"])
+    elif cls is Sent:
+        raw["source"] = _position(raw.get("source"))
+    elif cls is Committed:
+        raw["offsets"] = tuple(_position(p) for p in raw.get("offsets", ()))
+    elif cls is Assigned:
+        raw["partitions"] = tuple((str(t), int(p)) for t, p in raw["partitions"])
+        raw["offsets"] = tuple(_position(p) for p in raw.get("offsets", ()))
+    try:
+        return cls(**raw)  # type: ignore[no-any-return]
+    except TypeError as e:
+        raise ValueError(str(e)) from None

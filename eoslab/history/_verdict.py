@@ -1,0 +1,93 @@
+"""The checker's answer: a count and a few examples per anomaly, as text for a terminal and HTML for a
+notebook. Jepsen's checker keeps every case and shows a few (``condense-error``); so does this."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any
+
+from eoslab.history._anomalies import ANOMALIES, AnomalyKind
+from eoslab.history._events import HistoryFormatError
+
+MAX_EXAMPLES = 5
+"""Examples kept per anomaly: enough to see the shape, short enough for a notebook cell."""
+
+
+@dataclass(frozen=True)
+class Cases:
+    """The cases of one anomaly: how many, and the first few, each saying what was seen where."""
+
+    kind: AnomalyKind
+    count: int = 0
+    examples: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Counts and examples for every anomaly the checker looked for (``checked``), with what it read."""
+
+    cases: dict[str, Cases]
+    stats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def checked(self) -> tuple[str, ...]:
+        return tuple(self.cases)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """anomaly name -> count, for every anomaly checked (0 when none was found)."""
+        return {n: c.count for n, c in self.cases.items()}
+
+    @property
+    def found(self) -> dict[str, int]:
+        """Only the anomalies that occurred."""
+        return {n: c.count for n, c in self.cases.items() if c.count}
+
+    def count(self, name: str) -> int:
+        """The count of one anomaly, by its name here (``aborted_read``) or Jepsen's (``G1a``, ``:lost-write``)."""
+        jepsen = {k.jepsen.lstrip(":"): n for n, k in ANOMALIES.items() if k.jepsen.startswith(":")}
+        name = jepsen.get(name.lstrip(":"), name)
+        if name not in ANOMALIES:
+            raise HistoryFormatError(f"{name!r} is not an anomaly the checker knows; it knows {list(ANOMALIES)}.")
+        if name not in self.cases:
+            raise HistoryFormatError(
+                f"{name} was not checked: it needs input the check was not given (missing_output needs inputs=)."
+            )
+        return self.cases[name].count
+
+    def valid(self, allowed: tuple[str, ...] = ()) -> bool:
+        """No anomaly occurred but those ``allowed`` (each setup says which it allows, as in Jepsen)."""
+        return not (set(self.found) - set(allowed))
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per anomaly checked: for a DataFrame or a Parquet table."""
+        return [
+            {"anomaly": n, "jepsen": c.kind.jepsen, "count": c.count, "example": c.examples[0] if c.examples else ""}
+            for n, c in self.cases.items()
+        ]
+
+    def __str__(self) -> str:
+        read = ", ".join(f"{k} {v}" for k, v in self.stats.items())
+        lines = [f"{'VALID' if self.valid() else 'ANOMALIES'} ({read})"]
+        for c in self.cases.values():
+            lines.append(f"  {c.kind.label:<22} {c.count:>6}   {c.kind.jepsen}")
+            lines.extend(f"      - {e}" for e in c.examples)
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        body = []
+        for c in self.cases.values():
+            style = ' style="color:#b00020;font-weight:bold"' if c.count else ""
+            examples = "".join(f"<li>{html.escape(e)}</li>" for e in c.examples)
+            body.append(
+                f"<tr><td title='{html.escape(c.kind.meaning)}'>{html.escape(c.kind.label)}</td>"
+                f"<td{style}>{c.count}</td><td><code>{html.escape(c.kind.jepsen)}</code></td>"
+                f"<td><ul style='margin:0'>{examples}</ul></td></tr>"
+            )
+        read = html.escape(", ".join(f"{k} {v}" for k, v in self.stats.items()))
+        head = "valid: no anomaly" if self.valid() else "anomalies found"
+        return (
+            f"<p><b>{head}</b> ({read})</p><table><thead><tr><th>anomaly</th><th>count</th>"
+            f"<th>Jepsen</th><th>examples</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+        )
