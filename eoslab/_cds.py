@@ -33,7 +33,7 @@ from eoslab._ports import LOOPBACK, free_port
 from eoslab._procs import KILL_WAIT
 from eoslab._wait import wait_until
 from eoslab.errors import WaitTimeout
-from eoslab.topology import CLUSTER_ID, JVM_FLAGS, KAFKA_VERSION
+from eoslab.topology import CLUSTER_ID, JVM_FLAGS, JVM_ROLE_FLAGS, KAFKA_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,7 @@ def create_archive(classpath: str, target: Path, timeout: float = EXIT_TIMEOUT, 
                 [
                     java,
                     *JVM_FLAGS.split(),
+                    *JVM_ROLE_FLAGS["broker"].split(),
                     "-Xmx512m",
                     f"-XX:ArchiveClassesAtExit={tmp}",
                     "-Xlog:cds=off",

@@ -155,12 +155,17 @@ CONTROLLER_PROPERTIES: dict[str, str] = {
 JVM_HEAP = {"broker": "-Xms256m -Xmx512m", "controller": "-Xms64m -Xmx192m"}
 """Heaps: a broker with a few demo topics needs < 300 MB live; controllers far less."""
 
-JVM_FLAGS = (
-    # Kafka's own defaults (G1, short pauses) with fewer GC and compiler threads for 2 cores.
+JVM_FLAGS = "-XX:CICompilerCount=2 -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true"
+"""Every node JVM: 2 JIT compiler threads (the fewest tiered compilation allows) for 2 cores."""
+
+G1_FLAGS = (
+    # Kafka's own defaults (G1, short pauses) with fewer GC threads for 2 cores.
     "-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 "
-    "-XX:ParallelGCThreads=1 -XX:ConcGCThreads=1 -XX:CICompilerCount=2 "
-    "-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true"
+    "-XX:ParallelGCThreads=1 -XX:ConcGCThreads=1"
 )
+
+JVM_ROLE_FLAGS: dict[Role, str] = {"broker": G1_FLAGS, "controller": G1_FLAGS}
+"""Flags of one role's JVMs, after JVM_FLAGS and the heap."""
 
 TOOL_JVM_FLAGS = (
     # Short-lived CLI tools: stop at the C1 compiler, serial GC, small heap: ~40 % faster start.
