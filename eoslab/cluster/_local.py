@@ -38,15 +38,15 @@ from eoslab.cluster._backend import TOOLS, NodeStatus
 from eoslab.cluster._startup import PhaseHook, marker_line
 from eoslab.errors import ClusterStartError, DataDirError, EoslabError
 from eoslab.topology import (
-    JVM_FLAGS,
     JVM_HEAP,
-    JVM_ROLE_FLAGS,
     TOOL_JVM_FLAGS,
     TOPOLOGY,
     Node,
     Topology,
+    cold_start_before,
     node_properties,
     render_properties,
+    role_jvm_flags,
 )
 
 RESOURCES = PACKAGE_DIR / "_resources"
@@ -94,13 +94,12 @@ class LocalBackend:
         tool_args = self.root / "tools.args"
         cds = _cds.ensure_archive(cp)
         cds_flag = f"-XX:SharedArchiveFile={cds} -Xlog:cds=off -Xlog:cds+dynamic=off\n" if cds else ""
-        node_args.write_text(
-            f"{JVM_FLAGS}\n{cds_flag}-Dlog4j2.configurationFile={RESOURCES / 'log4j2-node.xml'}\n-cp {cp}\n"
-        )
+        node_args.write_text(f"{cds_flag}-Dlog4j2.configurationFile={RESOURCES / 'log4j2-node.xml'}\n-cp {cp}\n")
         # The tools map the nodes' archive too (the official image has a storage.jsa for the same reason):
         # most of their classes are Kafka's common ones; a kafka-storage format then costs 0.55 CPU s, not 0.86.
+        tool_cds = "" if cold_start_before() else cds_flag
         tool_args.write_text(
-            f"{TOOL_JVM_FLAGS}\n{cds_flag}-Dlog4j2.configurationFile={RESOURCES / 'log4j2-tools.xml'}\n-cp {cp}\n"
+            f"{TOOL_JVM_FLAGS}\n{tool_cds}-Dlog4j2.configurationFile={RESOURCES / 'log4j2-tools.xml'}\n-cp {cp}\n"
         )
         return node_args, tool_args
 
@@ -233,7 +232,7 @@ class LocalBackend:
             java,
             f"@{self.root / 'jvm.args'}",
             *JVM_HEAP[node.role].split(),
-            *JVM_ROLE_FLAGS[node.role].split(),
+            *role_jvm_flags(node.role).split(),
             f"-Deoslab.node={node.name}",
             "kafka.Kafka",
             str(self._props_file(node)),

@@ -58,8 +58,8 @@ class ProxyStart:
     def _up(self) -> dict[str, Any] | None:
         if self.proc is not None and self.proc.poll() is not None:
             raise ProxyStartError(
-                f"The fault proxy exited with code {self.proc.returncode} during start-up: see {log_file(self.topology)}.\n"
-                + _log_tail(self.topology)
+                f"The fault proxy exited with code {self.proc.returncode} during start-up: "
+                f"see {log_file(self.topology)}.\n" + _log_tail(self.topology)
             )
         return health(self.topology)
 
