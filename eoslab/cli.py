@@ -195,7 +195,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.what == "cluster":
         from eoslab.bench.kit import bench_cluster
 
-        bench_cluster(_cluster(args), fresh=args.fresh, starts=args.starts)
+        bench_cluster(_cluster(args), fresh=args.fresh, starts=args.starts, compare=args.compare)
         return 0
     if args.what == "proxy":
         from eoslab.bench.kit import bench_proxy
@@ -380,6 +380,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seconds", type=float, default=PROXY_ROUND_S, help="proxy: seconds per measured round")
     s.add_argument("--fresh", action="store_true", help="cluster: also time a start from empty storage (deletes data)")
     s.add_argument("--starts", type=int, default=1, help="cluster: cold starts to time, one after another")
+    s.add_argument(
+        "--compare",
+        action="store_true",
+        help="cluster: each start twice, the start path before issue 14 (EOSLAB_COLD_START=before) and today's",
+    )
     s.set_defaults(func=cmd_bench)
     return p
 

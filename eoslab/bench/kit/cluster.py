@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from eoslab._heal import heal
 from eoslab._timeouts import HEAL, ISR
-from eoslab.bench.kit.startup import ColdStart, breakdown, cold_start
+from eoslab.bench.kit.startup import PATHS, ColdStart, breakdown, cold_start, round_order, start_path, summary
 from eoslab.bench.targets import BROKER_RESTART_S, CLUSTER_RSS_MB, COLD_START_S
 from eoslab.cluster import Cluster
 from eoslab.runs import describe_machine
@@ -57,17 +57,28 @@ def _report(cs: ColdStart, cluster: Cluster, name: str) -> Figure:
     return figure
 
 
-def bench_cluster(cluster: Cluster, fresh: bool = False, starts: int = 1) -> list[Figure]:
-    """Print every figure beside its target; ``fresh`` adds a start from no data, ``starts`` repeats the cold start."""
+def bench_cluster(cluster: Cluster, fresh: bool = False, starts: int = 1, compare: bool = False) -> list[Figure]:
+    """Print every figure beside its target; ``fresh`` adds a start from no data, ``starts`` repeats the cold
+    start; ``compare`` makes each of those a round of two, the start path before issue 14 and today's, in
+    alternating order, and ends with both paths' medians."""
     print(f"eoslab bench cluster on {describe_machine()}, backend {cluster.backend.name}")
     figures = []
     if fresh:
         figures.append(_report(cold_start(cluster, fresh=True), cluster, "fresh start to ready"))
     else:
         cluster.up()  # data to start from, and a cluster that ran (as a learner's did)
+    runs: dict[str, list[ColdStart]] = {p: [] for p in PATHS}
     for i in range(starts):
-        name = "cold start to ready" + (f" #{i + 1}" if starts > 1 else "")
-        figures.append(_report(cold_start(cluster), cluster, name))
+        for path in round_order(i) if compare else ("after",):
+            name = "cold start to ready" + (f" #{i + 1}" if starts > 1 else "") + (f" [{path}]" if compare else "")
+            with start_path(path):
+                cs = cold_start(cluster)
+            runs[path].append(cs)
+            figures.append(_report(cs, cluster, name))
+    if compare:
+        print("before (EOSLAB_COLD_START=before) against after (today's start path):")
+        for line in summary(runs, cluster):
+            print(line)
     rss = cluster_rss_mb(cluster)
     figures.append(Figure("cluster RSS after start (MB)", rss, CLUSTER_RSS_MB))
     print(figures[-1].line(), flush=True)

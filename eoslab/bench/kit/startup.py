@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import os
 import resource
+import statistics
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import psutil
@@ -21,6 +24,7 @@ import psutil
 from eoslab._up import up
 from eoslab.cluster import Cluster, NodeStart, StartMarks, node_start
 from eoslab.faults import stop_proxy
+from eoslab.topology import COLD_START_ENV
 
 LOG_LINES = 20000
 """How far back a node's log is read for its last start: a fresh broker writes ~1,200 lines while starting."""
@@ -206,4 +210,54 @@ def breakdown(cs: ColdStart, cluster: Cluster) -> list[str]:
     )
     cores = os.cpu_count() or 1
     lines.append(f"  load average (1 min) {cs.load[0]:.1f} before, {cs.load[1]:.1f} after, on {cores} cores")
+    return lines
+
+
+PATHS = ("before", "after")
+"""The two start paths `eoslab bench cluster --compare` interleaves (``EOSLAB_COLD_START=before`` or unset)."""
+
+
+@contextmanager
+def start_path(path: str) -> Iterator[None]:
+    """Within the block, nodes start the ``before`` way (issue 14's baseline) or the ``after`` way (today's)."""
+    old = os.environ.get(COLD_START_ENV)
+    if path == "before":
+        os.environ[COLD_START_ENV] = "before"
+    else:
+        os.environ.pop(COLD_START_ENV, None)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(COLD_START_ENV, None)
+        else:
+            os.environ[COLD_START_ENV] = old
+
+
+def round_order(i: int) -> tuple[str, ...]:
+    """Round ``i``'s order: before/after alternate who goes first, so neither always meets the other's leftovers."""
+    return PATHS if i % 2 == 0 else PATHS[::-1]
+
+
+def summary(runs: dict[str, list[ColdStart]], cluster: Cluster) -> list[str]:
+    """Median (min-max) of each path's figures over its runs: wall-clock and the CPU the JVMs spent."""
+    controllers = [n.name for n in cluster.topology.controllers]
+    brokers = [n.name for n in cluster.topology.brokers]
+    figures = {
+        "cold start to ready (s)": lambda c: c.total,
+        "quorum seen (s)": lambda c: c.at("quorum"),
+        "3 unfenced brokers seen (s)": lambda c: c.at("brokers"),
+        "CPU s, 3 controllers": lambda c: sum(c.cpu.get(n, 0.0) for n in controllers),
+        "CPU s, 3 brokers": lambda c: sum(c.cpu.get(n, 0.0) for n in brokers),
+        "load average before": lambda c: c.load[0],
+    }
+    lines = [
+        f"  {'median (min-max) over ' + str(len(runs[PATHS[0]])) + ' runs':<34}" + "".join(f"{p:>20}" for p in PATHS)
+    ]
+    for label, get in figures.items():
+        cells = []
+        for path in PATHS:
+            values = [v for c in runs[path] if (v := get(c)) is not None]
+            cells.append(f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})" if values else "—")
+        lines.append(f"  {label:<34}" + "".join(f"{c:>20}" for c in cells))
     return lines
