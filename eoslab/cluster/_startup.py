@@ -65,7 +65,7 @@ class StartMarks:
     marks: dict[str, float] = field(default_factory=dict)
 
     def __call__(self, phase: str) -> None:
-        self.marks[phase] = time.time()
+        self.marks.setdefault(phase, time.time())  # the first time a step ended is when it ended
 
     def since_t0(self, phase: str) -> float | None:
         at = self.marks.get(phase)
