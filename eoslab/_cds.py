@@ -33,7 +33,7 @@ from eoslab._ports import LOOPBACK, free_port
 from eoslab._procs import KILL_WAIT
 from eoslab._wait import wait_until
 from eoslab.errors import WaitTimeout
-from eoslab.topology import CLUSTER_ID, JVM_FLAGS, KAFKA_VERSION
+from eoslab.topology import CLUSTER_ID, KAFKA_VERSION, role_jvm_flags
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ def create_archive(classpath: str, target: Path, timeout: float = EXIT_TIMEOUT, 
             proc = subprocess.Popen(
                 [
                     java,
-                    *JVM_FLAGS.split(),
+                    *role_jvm_flags("broker").split(),
                     "-Xmx512m",
                     f"-XX:ArchiveClassesAtExit={tmp}",
                     "-Xlog:cds=off",

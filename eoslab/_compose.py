@@ -17,7 +17,7 @@ compose project and container names (:func:`compose_project`).
 from __future__ import annotations
 
 from eoslab._ports import LOOPBACK
-from eoslab.topology import JVM_FLAGS, JVM_HEAP, KAFKA_IMAGE, Topology, node_properties
+from eoslab.topology import JVM_HEAP, KAFKA_IMAGE, Topology, node_properties, role_jvm_flags
 
 CONTAINER_DATA_DIR = "/var/lib/kafka/data"
 COMPOSE_PROJECT = "eoslab"
@@ -86,7 +86,7 @@ def render_compose(topo: Topology | None = None) -> str:
         # Read by the image's scripts, not turned into properties: the heap per role (the image's
         # default is 1 GB per node, six of which do not fit a learner's laptop) and the kit's JVM flags.
         lines.append(f"      KAFKA_HEAP_OPTS: {_quote(JVM_HEAP[node.role])}")
-        lines.append(f"      KAFKA_JVM_PERFORMANCE_OPTS: {_quote(JVM_FLAGS)}")
+        lines.append(f"      KAFKA_JVM_PERFORMANCE_OPTS: {_quote(role_jvm_flags(node.role))}")
         for key, value in props.items():
             lines.append(f"      {env_name(key)}: {_quote(value)}")
         lines.append("    ports:")

@@ -39,7 +39,9 @@ def java_executable() -> str:
     )
 
 
+@functools.lru_cache(maxsize=4)
 def java_major(java: str) -> int:
+    """The major version of ``java`` (one ``java -version``: a JVM start, so asked once per process)."""
     out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT)
     text = out.stderr + out.stdout
     m = re.search(r'version "(\d+)(?:\.(\d+))?', text)

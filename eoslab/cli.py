@@ -13,9 +13,11 @@ from collections.abc import Callable
 from eoslab._heal import heal
 from eoslab._ports import LOOPBACK
 from eoslab._timeouts import PROBE
+from eoslab._up import up
 from eoslab.bench.targets import ANALYSIS_RUNS, PROXY_ROUND_S
 from eoslab.cluster import Cluster
 from eoslab.errors import EoslabError
+from eoslab.faults import ensure_proxy
 from eoslab.grading import CELL_TIMEOUT, NOTEBOOK_LIMIT
 
 
@@ -30,18 +32,11 @@ def cmd_up(args: argparse.Namespace) -> int:
         image = getattr(cluster.backend, "image", None)
         on = f"{cluster.backend.name} backend" + (f", image {image}" if image else "")
         print(f"Starting 3 controllers + 3 brokers ({on}) ...", flush=True)
-    cluster.up(timeout=args.timeout)
+    pid = up(cluster, timeout=args.timeout)
     print("The cluster is " + ("already up." if already else "up."))
-    _start_proxy(cluster)
+    print(f"The fault proxy runs (pid {pid}; control API {LOOPBACK}:{cluster.topology.proxy_control_port}).")
     _print_status(cluster)
     return 0
-
-
-def _start_proxy(cluster: Cluster) -> None:
-    from eoslab.faults import ensure_proxy
-
-    pid = ensure_proxy(cluster)
-    print(f"The fault proxy runs (pid {pid}; control API {LOOPBACK}:{cluster.topology.proxy_control_port}).")
 
 
 def _stop_proxy(cluster: Cluster) -> None:
@@ -116,7 +111,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
 def cmd_heal(args: argparse.Namespace) -> int:
     cluster = _cluster(args)
     heal(cluster)
-    _start_proxy(cluster)
+    ensure_proxy(cluster)
     print("Healed: every node runs, every ISR is complete, leaders are back where the course expects them.")
     return 0
 
@@ -200,7 +195,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.what == "cluster":
         from eoslab.bench.kit import bench_cluster
 
-        bench_cluster(_cluster(args), fresh=args.fresh)
+        bench_cluster(_cluster(args), fresh=args.fresh, starts=args.starts, compare=args.compare)
         return 0
     if args.what == "proxy":
         from eoslab.bench.kit import bench_proxy
@@ -383,7 +378,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="analyse: also time the analysis over this many generated runs (0: only the real ones)",
     )
     s.add_argument("--seconds", type=float, default=PROXY_ROUND_S, help="proxy: seconds per measured round")
-    s.add_argument("--fresh", action="store_true", help="also time a start from empty storage (deletes data)")
+    s.add_argument("--fresh", action="store_true", help="cluster: also time a start from empty storage (deletes data)")
+    s.add_argument("--starts", type=int, default=1, help="cluster: cold starts to time, one after another")
+    s.add_argument(
+        "--compare",
+        action="store_true",
+        help="cluster: each start twice, the start path before issue 14 (EOSLAB_COLD_START=before) and today's",
+    )
     s.set_defaults(func=cmd_bench)
     return p
 

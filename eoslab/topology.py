@@ -155,12 +155,41 @@ CONTROLLER_PROPERTIES: dict[str, str] = {
 JVM_HEAP = {"broker": "-Xms256m -Xmx512m", "controller": "-Xms64m -Xmx192m"}
 """Heaps: a broker with a few demo topics needs < 300 MB live; controllers far less."""
 
-JVM_FLAGS = (
-    # Kafka's own defaults (G1, short pauses) with fewer GC and compiler threads for 2 cores.
+JVM_FLAGS = "-XX:CICompilerCount=2 -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true"
+"""Every node JVM: 2 JIT compiler threads (the fewest tiered compilation allows) for 2 cores."""
+
+G1_FLAGS = (
+    # Kafka's own defaults (G1, short pauses) with fewer GC threads for 2 cores.
     "-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 "
-    "-XX:ParallelGCThreads=1 -XX:ConcGCThreads=1 -XX:CICompilerCount=2 "
-    "-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true"
+    "-XX:ParallelGCThreads=1 -XX:ConcGCThreads=1"
 )
+
+CONTROLLER_FLAGS = (
+    # A controller answers a few requests a second: the C1 compiler alone and the serial GC (one thread,
+    # no concurrent marking) start it with less CPU than C2 + G1 would spend on the brokers' share.
+    "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+)
+
+JVM_ROLE_FLAGS: dict[Role, str] = {"broker": G1_FLAGS, "controller": CONTROLLER_FLAGS}
+"""Flags of one role's JVMs, after JVM_FLAGS and the heap."""
+
+BEFORE_ROLE_FLAGS: dict[Role, str] = {"broker": G1_FLAGS, "controller": G1_FLAGS}
+"""The role flags before issue 14 (every node G1 + C2), selected by ``EOSLAB_COLD_START=before``."""
+
+COLD_START_ENV = "EOSLAB_COLD_START"
+"""``before``: start nodes the way the kit did before issue 14 (for `eoslab bench cluster`'s before/after)."""
+
+
+def cold_start_before() -> bool:
+    """True when ``$EOSLAB_COLD_START`` asks for the start path before issue 14."""
+    return os.environ.get(COLD_START_ENV, "") == "before"
+
+
+def role_jvm_flags(role: Role) -> str:
+    """Every JVM flag of a node of ``role`` except its heap: :data:`JVM_FLAGS` and the role's own."""
+    flags = BEFORE_ROLE_FLAGS if cold_start_before() else JVM_ROLE_FLAGS
+    return f"{JVM_FLAGS} {flags[role]}"
+
 
 TOOL_JVM_FLAGS = (
     # Short-lived CLI tools: stop at the C1 compiler, serial GC, small heap: ~40 % faster start.

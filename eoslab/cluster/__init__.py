@@ -9,6 +9,7 @@ from eoslab.cluster._backend import TOOLS, Backend, NodeStatus, Tool
 from eoslab.cluster._cluster import Cluster, connect, make_backend
 from eoslab.cluster._docker import DockerBackend, compose_file, docker_available
 from eoslab.cluster._local import LocalBackend
+from eoslab.cluster._startup import PHASES, NodeStart, PhaseHook, StartMarks, node_start
 
 __all__ = [
     "Admin",
@@ -16,9 +17,13 @@ __all__ = [
     "Cluster",
     "DockerBackend",
     "LocalBackend",
+    "NodeStart",
     "NodeStatus",
+    "PHASES",
     "PartitionState",
+    "PhaseHook",
     "QuorumState",
+    "StartMarks",
     "TOOLS",
     "Tool",
     "compose_file",
@@ -26,4 +31,5 @@ __all__ = [
     "docker_available",
     "find_coordinators",
     "make_backend",
+    "node_start",
 ]

@@ -217,6 +217,29 @@ def describe_quorum(controller: Node, timeout: float = REQUEST) -> QuorumState:
     )
 
 
+def unfenced_brokers(topology: Topology, timeout: float = REQUEST) -> list[int]:
+    """DescribeCluster v0 (api key 60, KIP-700) asked of the first broker that answers: the ids of the
+    registered, unfenced brokers (v0 leaves fenced ones out), as that broker's metadata says.
+
+    Raw, like :func:`describe_quorum`, for the start-up wait: a broker not listening yet refuses at once
+    and the next one is asked. Through the AdminClient, whose connections back off after each refusal,
+    the kit saw three unfenced brokers up to 1.6 s after the last one logged that it was.
+    """
+    errors = []
+    for broker in topology.brokers:
+        try:
+            with KafkaConnection(LOOPBACK, broker.client_port, client_id="eoslab-admin", timeout=timeout) as conn:
+                resp = conn.request("DescribeCluster", 0, {"IncludeClusterAuthorizedOperations": False})
+        except Exception as exc:  # noqa: BLE001 - not up yet: ask the next broker
+            errors.append(f"{broker.name}: {exc}")
+            continue
+        if resp["ErrorCode"]:
+            errors.append(f"{broker.name}: DescribeCluster answered error {resp['ErrorCode']}")
+            continue
+        return sorted(b["BrokerId"] for b in resp["Brokers"])
+    raise ConnectionError("no broker answered DescribeCluster (" + "; ".join(errors) + ")")
+
+
 def find_coordinators(
     broker: Node, key_type: int, keys: list[str], timeout: float = REQUEST
 ) -> dict[str, tuple[int, int]]:

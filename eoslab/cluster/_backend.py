@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from eoslab._timeouts import NODE_STOP, TOOL
+from eoslab.cluster._startup import PhaseHook
 from eoslab.topology import Node, Topology
 
 NodeState = Literal["running", "paused", "stopped"]
@@ -60,8 +61,10 @@ class Backend(Protocol):
     ready_timeout: float
     """How long ``Cluster.up`` waits for a cold start of this backend by default (:data:`READY` locally)."""
 
-    def up(self) -> None:
-        """Start every node that is not running (no-op when all are); do not wait for Kafka."""
+    def up(self, on_phase: PhaseHook | None = None) -> None:
+        """Start every node that is not running (no-op when all are); do not wait for Kafka.
+
+        ``on_phase`` is called with each step's name as it ends (``cluster._startup.PHASES``)."""
 
     def down(self, timeout: float = NODE_STOP) -> None:
         """Stop every node (SIGTERM, then SIGKILL after ``timeout``); nothing stays behind."""

@@ -35,6 +35,7 @@ from eoslab._paths import data_dir, project_root
 from eoslab._timeouts import NODE_STOP, TOOL
 from eoslab.cluster._backend import TOOLS, NodeStatus
 from eoslab.cluster._docker_checks import check_image, check_ports, docker_available, exited_reason, parse_ps
+from eoslab.cluster._startup import PhaseHook
 from eoslab.errors import ClusterStartError, EoslabError, SetupError
 from eoslab.topology import TOPOLOGY, Node, Topology
 
@@ -147,7 +148,7 @@ class DockerBackend:
         return proc
 
     # -- lifecycle ----------------------------------------------------------------
-    def up(self) -> None:
+    def up(self, on_phase: PhaseHook | None = None) -> None:
         rows = self._containers()
         todo = [n for n in self.topology.nodes if rows.get(n.name, {}).get("State") not in ("running", "paused")]
         if not todo:
@@ -162,6 +163,8 @@ class DockerBackend:
         except (subprocess.CalledProcessError, EoslabError) as exc:
             self._raise_exited(exc)
             raise
+        if on_phase is not None:
+            on_phase("spawned")  # compose formats and starts each container itself
 
     def _raise_exited(self, exc: BaseException) -> None:
         """A container that exited during `up`: name it, say what to do, quote its log tail."""

@@ -17,7 +17,7 @@ from eoslab.faults._clear import clear_faults
 from eoslab.faults._client import Fault, Proxy, Trace
 from eoslab.faults._control_client import HasTopology
 from eoslab.faults._errors import FaultError, FaultRuleError, ProxyNotRunning, ProxyStartError
-from eoslab.faults._lifecycle import ensure_proxy, stop_proxy
+from eoslab.faults._lifecycle import ProxyStart, ensure_proxy, start_proxy, stop_proxy
 from eoslab.faults._profile import DEMO_PRODUCER, demo_producer_config
 from eoslab.faults._render import BLIND_SPOTS
 from eoslab.faults._rules import RuleSpec
@@ -32,6 +32,7 @@ __all__ = [
     "HasTopology",
     "Proxy",
     "ProxyNotRunning",
+    "ProxyStart",
     "ProxyStartError",
     "RuleSpec",
     "Trace",
@@ -40,5 +41,6 @@ __all__ = [
     "demo_producer_config",
     "end_zombies",
     "ensure_proxy",
+    "start_proxy",
     "stop_proxy",
 ]

@@ -45,13 +45,59 @@ def _log_tail(topology: Topology = TOPOLOGY, lines: int = 8) -> str:
     return "--- last lines of the proxy log ---\n" + "\n".join(text)
 
 
-def ensure_proxy(target: Topology | HasTopology | None = None, timeout: float = START_TIMEOUT) -> int:
-    """Start the proxy daemon of ``target``'s topology (a cluster's, or a topology) unless it runs; wait
-    until its control API answers; return its pid."""
+class ProxyStart:
+    """A proxy daemon on its way up (or found running): :meth:`wait` returns its pid once its control
+    API answers. Split from :func:`ensure_proxy` so that ``eoslab up`` starts the proxy while the JVMs
+    start, instead of after them."""
+
+    def __init__(self, topology: Topology, proc: subprocess.Popen[bytes] | None, pid: int) -> None:
+        self.topology = topology
+        self.proc = proc  # None: it was running already
+        self.pid = pid
+
+    def _up(self) -> dict[str, Any] | None:
+        if self.proc is not None and self.proc.poll() is not None:
+            raise ProxyStartError(
+                f"The fault proxy exited with code {self.proc.returncode} during start-up: "
+                f"see {log_file(self.topology)}.\n" + _log_tail(self.topology)
+            )
+        return health(self.topology)
+
+    def wait(self, timeout: float = START_TIMEOUT) -> int:
+        if self.proc is None:
+            return self.pid
+        try:
+            wait_until(
+                self._up,
+                timeout=timeout,
+                interval=0.1,
+                what=f"the fault proxy's control API on {LOOPBACK}:{self.topology.proxy_control_port}",
+                describe=lambda: _log_tail(self.topology),
+                hint="A port of the proxy may be taken: `eoslab status` lists the ports; see the proxy log.",
+            )
+        except Exception as exc:
+            self.abandon()
+            if isinstance(exc, ProxyStartError):
+                raise
+            raise ProxyStartError(str(exc)) from None
+        return self.pid
+
+    def abandon(self) -> None:
+        """Kill the daemon if this start spawned it (a start that failed leaves nothing behind)."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        pid_file(self.topology).unlink(missing_ok=True)
+
+
+def start_proxy(target: Topology | HasTopology | None = None) -> ProxyStart:
+    """Spawn the proxy daemon of ``target``'s topology unless it runs; do not wait for it."""
     topology = topology_of(target)
     found = health(topology)
     if found is not None:
-        return int(found["pid"])
+        return ProxyStart(topology, None, int(found["pid"]))
     env = dict(os.environ, EOSLAB_PORT_OFFSET=str(topology.port_offset), EOSLAB_DATA=str(data_dir()))
     with open(log_file(topology), "ab") as log:
         proc = subprocess.Popen(
@@ -64,32 +110,13 @@ def ensure_proxy(target: Topology | HasTopology | None = None, timeout: float = 
             close_fds=True,
         )
     _procs.write_pid(pid_file(topology), proc.pid)
+    return ProxyStart(topology, proc, proc.pid)
 
-    def up() -> dict[str, Any] | None:
-        if proc.poll() is not None:
-            raise ProxyStartError(
-                f"The fault proxy exited with code {proc.returncode} during start-up: see {log_file(topology)}.\n"
-                + _log_tail(topology)
-            )
-        return health(topology)
 
-    try:
-        wait_until(
-            up,
-            timeout=timeout,
-            interval=0.1,
-            what=f"the fault proxy's control API on {LOOPBACK}:{topology.proxy_control_port}",
-            describe=lambda: _log_tail(topology),
-            hint="A port of the proxy may be taken: `eoslab status` lists the ports; see the proxy log.",
-        )
-    except Exception as exc:
-        if proc.poll() is None:
-            proc.kill()
-        pid_file(topology).unlink(missing_ok=True)
-        if isinstance(exc, ProxyStartError):
-            raise
-        raise ProxyStartError(str(exc)) from None
-    return proc.pid
+def ensure_proxy(target: Topology | HasTopology | None = None, timeout: float = START_TIMEOUT) -> int:
+    """Start the proxy daemon of ``target``'s topology (a cluster's, or a topology) unless it runs; wait
+    until its control API answers; return its pid."""
+    return start_proxy(target).wait(timeout)
 
 
 def stop_proxy(topology: Topology = TOPOLOGY, timeout: float = STOP_TIMEOUT) -> bool:

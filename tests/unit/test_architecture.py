@@ -48,7 +48,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("faults",),
     ("clients",),
     ("inspect",),
-    ("_heal",),
+    ("_heal", "_up"),
     ("runs",),
     ("history",),
     ("demos",),

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from eoslab._compose import WRAPPER_EXCLUDED, compose_project, env_name, prop_name, render_compose
-from eoslab.topology import JVM_FLAGS, JVM_HEAP, KAFKA_VERSION, Topology, node_properties
+from eoslab.topology import JVM_HEAP, KAFKA_VERSION, Topology, node_properties, role_jvm_flags
 
 TOPOLOGY = Topology()  # the canonical ports the compose file uses
 
@@ -55,7 +55,7 @@ def test_service_environment_is_exactly_the_node_properties(compose, node):
     assert env["CLUSTER_ID"] == TOPOLOGY.cluster_id
     # the image's default heap is 1 GB per node: each role gets the kit's own, and the kit's JVM flags
     assert env["KAFKA_HEAP_OPTS"] == JVM_HEAP[node.role]
-    assert env["KAFKA_JVM_PERFORMANCE_OPTS"] == JVM_FLAGS
+    assert env["KAFKA_JVM_PERFORMANCE_OPTS"] == role_jvm_flags(node.role)
     assert not any("$" in str(v) for v in env.values())  # compose would interpolate it
     if node.role == "controller":
         assert "KAFKA_ADVERTISED_LISTENERS" not in env

@@ -9,8 +9,10 @@ from eoslab.errors import SetupError
 @pytest.fixture(autouse=True)
 def _fresh_cache():
     _java.java_executable.cache_clear()
+    _java.java_major.cache_clear()
     yield
     _java.java_executable.cache_clear()
+    _java.java_major.cache_clear()
 
 
 def _fake_java(tmp_path, version_line):

@@ -2,7 +2,8 @@
 
 Targets on a 2-core machine (:mod:`eoslab.bench.targets`): cold start to ready, one broker
 restart back in the ISR, whole cluster resident. Each figure is printed with its target
-and the ratio, measured in this run.
+and the ratio, measured in this run; each cold start also with its phase breakdown, the CPU
+seconds the six JVMs spent until ready, and the load average (:mod:`eoslab.bench.kit.startup`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 from eoslab._heal import heal
 from eoslab._timeouts import HEAL, ISR
+from eoslab.bench.kit.startup import PATHS, ColdStart, breakdown, cold_start, round_order, start_path, summary
 from eoslab.bench.targets import BROKER_RESTART_S, CLUSTER_RSS_MB, COLD_START_S
 from eoslab.cluster import Cluster
 from eoslab.runs import describe_machine
@@ -34,12 +36,6 @@ def cluster_rss_mb(cluster: Cluster) -> float:
     return sum(s.rss_mb or 0.0 for s in cluster.status())
 
 
-def time_start(cluster: Cluster) -> float:
-    t0 = time.monotonic()
-    cluster.up()
-    return time.monotonic() - t0
-
-
 def time_broker_restart(cluster: Cluster, broker: str = "broker-3") -> float:
     """Kill a broker (SIGKILL), start it, time until every partition's ISR is complete again."""
     node = cluster.node(broker)
@@ -51,19 +47,38 @@ def time_broker_restart(cluster: Cluster, broker: str = "broker-3") -> float:
     return time.monotonic() - t0
 
 
-def bench_cluster(cluster: Cluster, fresh: bool = False) -> list[Figure]:
+def _report(cs: ColdStart, cluster: Cluster, name: str) -> Figure:
+    kind = "fresh: no data, every node formatted" if cs.fresh else "data kept from the last run"
+    print(f"{name} ({kind}): `eoslab up` = cluster ready + fault proxy", flush=True)
+    for line in breakdown(cs, cluster):
+        print(line)
+    figure = Figure(f"{name} (s)", cs.total, COLD_START_S)
+    print(figure.line(), flush=True)
+    return figure
+
+
+def bench_cluster(cluster: Cluster, fresh: bool = False, starts: int = 1, compare: bool = False) -> list[Figure]:
+    """Print every figure beside its target; ``fresh`` adds a start from no data, ``starts`` repeats the cold
+    start; ``compare`` makes each of those a round of two, the start path before issue 14 and today's, in
+    alternating order, and ends with both paths' medians."""
     print(f"eoslab bench cluster on {describe_machine()}, backend {cluster.backend.name}")
     figures = []
     if fresh:
-        cluster.reset()
-        secs = time_start(cluster)
-        figures.append(Figure("fresh start (format + ready) (s)", secs, COLD_START_S))
-        print(figures[-1].line(), flush=True)
-    cluster.up()
-    cluster.down()
-    secs = time_start(cluster)
-    figures.append(Figure("cold start to ready (s)", secs, COLD_START_S))
-    print(figures[-1].line(), flush=True)
+        figures.append(_report(cold_start(cluster, fresh=True), cluster, "fresh start to ready"))
+    else:
+        cluster.up()  # data to start from, and a cluster that ran (as a learner's did)
+    runs: dict[str, list[ColdStart]] = {p: [] for p in PATHS}
+    for i in range(starts):
+        for path in round_order(i) if compare else ("after",):
+            name = "cold start to ready" + (f" #{i + 1}" if starts > 1 else "") + (f" [{path}]" if compare else "")
+            with start_path(path):
+                cs = cold_start(cluster)
+            runs[path].append(cs)
+            figures.append(_report(cs, cluster, name))
+    if compare:
+        print("before (EOSLAB_COLD_START=before) against after (today's start path):")
+        for line in summary(runs, cluster):
+            print(line)
     rss = cluster_rss_mb(cluster)
     figures.append(Figure("cluster RSS after start (MB)", rss, CLUSTER_RSS_MB))
     print(figures[-1].line(), flush=True)
