@@ -1,0 +1,330 @@
+"""The transactions lesson's frame: its ids, its topic, and what each step left as evidence.
+
+A :class:`TransactionLesson` owns one run: a topic whose partition A (0) is led
+by broker 1 and B (1) by broker 2, an input topic, a transactional id whose
+coordinator is broker 3 and a group whose coordinator is broker 1 (source 000's
+diagram), all suffixed with the run id so the notebook can run again.
+
+A :class:`Step` is a ``with`` block around the client calls of one step of the
+flow; afterwards it shows what the cluster did during the block: the proxy's
+trace of the lesson's clients (as a Mermaid diagram with each broker's role),
+the records the coordinator wrote to ``__transaction_state``, and the batches
+and markers that reached A, B and the group's ``__consumer_offsets`` partition.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from eoslab import inspect as ins
+from eoslab._wait import wait_until
+from eoslab.demos.transactions._arrange import make_coordinator, wait_coordinator
+from eoslab.demos.transactions._clients import consumer, run_id, seed_input, transactional_producer
+from eoslab.faults import Proxy, Trace
+from eoslab.protocol import KafkaConnection
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from confluent_kafka import Consumer
+
+    from eoslab.cluster import Cluster
+
+SETTLE_WAIT = 30.0  # markers follow EndTxn in milliseconds; a coordinator failover takes ~5 s (session timeout)
+TRANSACTIONAL_ID_NOT_FOUND = 105
+UNSETTLED = ("PrepareCommit", "PrepareAbort", "PrepareEpochFence")
+STATE_COLUMNS = [
+    "transactional_id",
+    "offset",
+    "state",
+    "producer_id",
+    "producer_epoch",
+    "partitions",
+    "client_transaction_version",
+    "append_time_ms",
+]
+DISK_COLUMNS = [
+    "partition",
+    "base_offset",
+    "last_offset",
+    "producer_id",
+    "producer_epoch",
+    "base_sequence",
+    "is_transactional",
+    "is_control",
+    "marker",
+    "coordinator_epoch",
+    "timestamp",
+]
+
+
+def coordinator_state(cluster: Cluster, transactional_id: str, timeout: float = 5.0) -> str | None:
+    """The coordinator's current state of ``transactional_id`` (DescribeTransactions, API 65, in-process).
+
+    ``"Unknown"`` for an id no coordinator knows (TRANSACTIONAL_ID_NOT_FOUND, 105); ``None`` while no
+    coordinator answers for it (a failover, a partition still loading).
+    """
+    c = ins.coordinator(cluster, transactional_id)
+    if c.error is not None or not c.reported or c.reported < 0:
+        return None
+    node = cluster.topology.broker(c.reported)
+    with KafkaConnection("127.0.0.1", node.client_port, client_id="eoslab-lesson", timeout=timeout) as conn:
+        resp = conn.request("DescribeTransactions", None, {"TransactionalIds": [transactional_id]})
+    state = resp["TransactionStates"][0]
+    if state["ErrorCode"] == TRANSACTIONAL_ID_NOT_FOUND:
+        return "Unknown"
+    return None if state["ErrorCode"] else str(state["TransactionState"])
+
+
+def wait_settled(cluster: Cluster, transactional_ids: list[str], timeout: float = SETTLE_WAIT) -> None:
+    """Until no id is between EndTxn and its last marker (Prepare*): then every marker is on disk."""
+
+    def settled() -> bool:
+        return all(coordinator_state(cluster, t) not in (*UNSETTLED, None) for t in transactional_ids)
+
+    wait_until(
+        settled,
+        timeout=timeout,
+        what=f"the coordinators to finish writing markers for {transactional_ids}",
+        hint="A transaction stays in PrepareCommit/PrepareAbort while a partition leader is unreachable.",
+    )
+
+
+class TransactionLesson:
+    """One run of the transactions lesson (see the module docstring)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        run: str | None = None,
+        *,
+        txn_coordinator: int = 3,
+        group_coordinator: int = 1,
+        inputs: int = 10,
+    ) -> None:
+        self.cluster = cluster
+        self.proxy = Proxy.connect(cluster)
+        self.run = run or run_id()
+        self.topic = f"txn-{self.run}"
+        self.input_topic = f"txn-in-{self.run}"
+        self.transactional_id = f"my-txn-app-{self.run}"
+        self.group = f"my-group-{self.run}"
+        self.txn_coordinator, self.group_coordinator = txn_coordinator, group_coordinator
+        self.transactional_ids: list[str] = [self.transactional_id]
+        cluster.admin.create_topic(self.topic, replica_assignment=[[1, 2, 3], [2, 3, 1]])
+        seed_input(cluster, self.input_topic, [f"in-{i}" for i in range(inputs)])
+        self._seen = 0
+
+    # -- names ----------------------------------------------------------------------------------
+    @property
+    def offsets_partition(self) -> int:
+        """The group's partition of ``__consumer_offsets`` (Java's hash, % 50)."""
+        return ins.coordinator_partition(self.group)
+
+    def partitions(self) -> list[tuple[str, int]]:
+        """A, B and the group's ``__consumer_offsets`` partition: where this lesson's markers go."""
+        return [(self.topic, 0), (self.topic, 1), ("__consumer_offsets", self.offsets_partition)]
+
+    def client(self, name: str) -> str:
+        return f"{name}-{self.run}"
+
+    # -- clients --------------------------------------------------------------------------------
+    def producer(
+        self, name: str, transactional_id: str | None = None, conf: dict[str, Any] | None = None
+    ) -> ins.ObservedProducer:
+        """A transactional librdkafka producer of this lesson (through the proxy), not yet initialised."""
+        tid = transactional_id or self.transactional_id
+        if tid not in self.transactional_ids:
+            self.transactional_ids.append(tid)
+        return transactional_producer(self.cluster, tid, self.client(name), conf=conf)
+
+    def input_consumer(self) -> Consumer:
+        """A consumer of the input topic in the lesson's group: its group metadata goes with the offsets."""
+        from confluent_kafka import TopicPartition
+
+        c = consumer(self.cluster, self.group, conf={"client.id": self.client("input")})
+        c.assign([TopicPartition(self.input_topic, 0, 0)])
+        return c
+
+    # -- step 1 ---------------------------------------------------------------------------------
+    def arrange_coordinators(self) -> pd.DataFrame:
+        """Broker 3 coordinates the transactional id, broker 1 the group: how, and FindCoordinator's word."""
+        import pandas as pd
+
+        rows = []
+        for key, kind, want in (
+            (self.transactional_id, "transaction", self.txn_coordinator),
+            (self.group, "group", self.group_coordinator),
+        ):
+            moved = make_coordinator(self.cluster, key, kind, want)
+            reported = wait_coordinator(self.cluster, key, kind, want)
+            rows.append(
+                {
+                    "key": key,
+                    "kind": kind,
+                    "String.hashCode": ins.java_string_hash(key),
+                    "partition": ins.coordinator_partition(key),
+                    "topic": moved.topic,
+                    "replicas before": list(moved.replicas_before),
+                    "leader before": moved.leader_before,
+                    "replicas after": list(moved.replicas_after),
+                    "leader after": moved.leader_after,
+                    "FindCoordinator": reported,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    # -- evidence -------------------------------------------------------------------------------
+    def mark(self) -> int:
+        """The id of the newest trace row now: rows after it belong to what comes next."""
+        rows = self.proxy.trace(since=self._seen)
+        if rows:
+            self._seen = max(r["id"] for r in rows)
+        return self._seen
+
+    def trace(self, since: int = 0) -> Trace:
+        """The trace rows of this lesson's clients (every client id carries the run id)."""
+        return Trace(r for r in self.proxy.trace(since=since) if self.run in (r.get("client_id") or ""))
+
+    def roles(self) -> dict[int, str]:
+        """What each broker is to this lesson now: leader of A/B, coordinator of the id / the group."""
+        roles: dict[int, list[str]] = {b.node_id: [] for b in self.cluster.topology.brokers}
+        for p in self.cluster.partitions(self.topic):
+            if p.leader in roles:
+                roles[p.leader].append(f"leader of {'AB'[p.partition]}")
+        for key, kind, label in (
+            (self.group, "group", "group coordinator"),
+            (self.transactional_id, "transaction", "txn coordinator"),
+        ):
+            leader = self.cluster.leader(
+                "__consumer_offsets" if kind == "group" else "__transaction_state", ins.coordinator_partition(key)
+            )
+            if leader in roles:
+                roles[leader].append(label)
+        return {b: ", ".join(r) for b, r in roles.items()}
+
+    def diagram(self, rows: list[dict[str, Any]], max_events: int = 120) -> str:
+        """The trace as a Mermaid sequence diagram whose brokers say what they are to this lesson."""
+        text = Trace(rows).mermaid(max_events=max_events)
+        for broker, role in self.roles().items():
+            if role:
+                text = text.replace(f"as Broker {broker}\n", f"as Broker {broker}<br/>({role})\n")
+        return text
+
+    def step(self, name: str) -> Step:
+        """``with lesson.step("commit") as s: ...`` then ``s.show()``."""
+        return Step(self, name)
+
+    def producer_ids(self) -> set[int]:
+        """Every producer id the lesson's clients were given (InitProducerId and EndTxn answers)."""
+        out = set()
+        for r in self.trace():
+            resp = r.get("response") or {}
+            if r["api"] in ("InitProducerId", "EndTxn") and resp.get("producer_id", -1) >= 0:
+                out.add(resp["producer_id"])
+        return out
+
+    def history(self, transactional_ids: list[str] | None = None, since: dict[str, int] | None = None) -> pd.DataFrame:
+        """What the coordinators wrote to ``__transaction_state`` for the lesson's ids, oldest first."""
+        import pandas as pd
+
+        ids = transactional_ids or self.transactional_ids
+        found = ins.transaction_histories(self.cluster, ids, since)
+        rows = [e for t in ids for e in found[t]]
+        df = ins.frame(rows, STATE_COLUMNS)
+        if not len(df):
+            return pd.DataFrame(columns=STATE_COLUMNS)
+        return df[STATE_COLUMNS].astype({"client_transaction_version": "Int64"})
+
+    def disk(self, since: dict[tuple[str, int], int] | None = None) -> pd.DataFrame:
+        """Batch headers (data and markers) in A, B and the group's offsets partition (only ours there)."""
+        import pandas as pd
+
+        ours = self.producer_ids()
+        rows = []
+        for (topic, part), found in ins.batches_of(self.cluster, self.partitions()).items():
+            label = "AB"[part] if topic == self.topic else f"{topic}-{part}"
+            for b in found:
+                if b.base_offset < (since or {}).get((topic, part), 0):
+                    continue
+                if topic != self.topic and b.producer_id not in ours:
+                    continue  # other groups' commits share that partition
+                rows.append({"partition": label, **{k: getattr(b, k) for k in DISK_COLUMNS[1:]}})
+        return pd.DataFrame(rows, columns=DISK_COLUMNS).astype({"coordinator_epoch": "Int64"})
+
+    def ends(self) -> dict[tuple[str, int], int]:
+        """High watermarks of the lesson's partitions now (a step's disk view starts there)."""
+        out = {}
+        for topic, part in self.partitions():
+            out[(topic, part)] = ins.partition_offsets(self.cluster, topic, part).high_watermark
+        return out
+
+    def state_ends(self) -> dict[str, int]:
+        """The next ``__transaction_state`` offset of each id's partition (a step's history starts there)."""
+        out = {}
+        for tid in self.transactional_ids:
+            part = ins.coordinator_partition(tid)
+            out[tid] = ins.partition_offsets(self.cluster, "__transaction_state", part).high_watermark
+        return out
+
+
+@dataclass
+class Step:
+    """The evidence of one step: what crossed the proxy, what the coordinator logged, what reached the disk."""
+
+    lesson: TransactionLesson
+    name: str
+    mark: int = 0
+    log_start: dict[tuple[str, int], int] = field(default_factory=dict)
+    state_start: dict[str, int] = field(default_factory=dict)
+    started: float = 0.0
+    ended: float | None = None
+
+    def __enter__(self) -> Step:
+        self.mark = self.lesson.mark()
+        self.log_start = self.lesson.ends()
+        self.state_start = self.lesson.state_ends()
+        self.started = time.time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.ended = time.time()
+
+    @property
+    def trace(self) -> Trace:
+        rows = self.lesson.trace(self.mark)
+        if self.ended is not None:
+            rows = Trace(r for r in rows if r["time"] <= self.ended + 0.5)
+        return rows
+
+    def eos_trace(self) -> Trace:
+        """The step's trace without ApiVersions/Metadata chatter."""
+        return Trace(r for r in self.trace if r["api"] not in ("ApiVersions", "Metadata"))
+
+    def diagram(self) -> str:
+        return self.lesson.diagram(list(self.trace))
+
+    def states(self, settle: bool = True) -> pd.DataFrame:
+        """The ``__transaction_state`` records written during the step (after the markers, if ``settle``)."""
+        if settle:
+            wait_settled(self.lesson.cluster, self.lesson.transactional_ids)
+        return self.lesson.history(since=self.state_start)
+
+    def disk(self) -> pd.DataFrame:
+        return self.lesson.disk(self.log_start)
+
+    def show(self) -> None:
+        """Display the step's trace diagram, state records and disk view in the notebook."""
+        from IPython.display import Markdown, display
+
+        from eoslab import show_mermaid
+
+        display(Markdown(f"**{self.name}: the wire** (client ↔ brokers, through the proxy)"))
+        show_mermaid(self.diagram())
+        states = self.states()
+        display(Markdown(f"**{self.name}: `__transaction_state`** ({len(states)} record(s) written)"))
+        display(states)
+        disk = self.disk()
+        display(Markdown(f"**{self.name}: on disk** ({len(disk)} batch(es) in A, B, `__consumer_offsets`)"))
+        display(disk)

@@ -1,0 +1,183 @@
+"""Pictures of what happened: one transaction on a timeline, markers against EndTxn, the coordinator's states.
+
+All three are drawn from evidence, never from memory: the proxy's trace (the
+client's requests and the answers, timed by the proxy), the coordinator's
+records in ``__transaction_state`` (timed by its clock when it wrote them) and
+the markers in the partitions (timed by each partition leader's clock). All
+brokers of this cluster run on one machine, so their clocks are one clock; the
+markers' timestamps have a resolution of 1 ms.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from eoslab import inspect as ins
+from eoslab._wait import wait_until
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from eoslab.demos.transactions._lesson import TransactionLesson
+
+LANES = ["client", "txn coordinator", "partition A", "partition B", "__consumer_offsets", "read_committed"]
+
+
+def _ms(t: float) -> float:
+    return t * 1000.0
+
+
+def timed_transaction(
+    lesson: TransactionLesson, producer: Any, input_consumer: Any, offset: int, commit: bool = True
+) -> pd.DataFrame:
+    """Run ONE transaction (a record to A and to B, the input offset, commit or abort) and time every event.
+
+    Returns one row per event: ``lane``, ``event``, ``t_ms`` (milliseconds after
+    ``begin_transaction()``), ``source`` (client clock, proxy, coordinator log,
+    partition leader, ListOffsets poll).
+    """
+    import pandas as pd
+    from confluent_kafka import TopicPartition
+
+    topic = lesson.topic
+    with lesson.step("timed transaction") as step:
+        t0 = time.time()
+        producer.begin_transaction()
+        producer.produce(topic, b"timed-A", partition=0)
+        producer.produce(topic, b"timed-B", partition=1)
+        meta = input_consumer.consumer_group_metadata()
+        producer.send_offsets_to_transaction([TopicPartition(lesson.input_topic, 0, offset)], meta, 30)
+        t_end_call = time.time()
+        (producer.commit_transaction if commit else producer.abort_transaction)(30)
+        t_end_return = time.time()
+        hw = {p: ins.partition_offsets(lesson.cluster, topic, p).high_watermark for p in (0, 1)}
+
+        def lso_caught_up() -> float | None:
+            o = ins.offsets(lesson.cluster, topic, [0, 1])
+            return time.time() if all(x.last_stable >= hw[x.partition] for x in o) else None
+
+        t_lso = wait_until(lso_caught_up, timeout=30, interval=0.005, what=f"the LSO of {topic} to pass the markers")
+    rows = [
+        ("client", "begin_transaction() (sends nothing)", t0, "client clock"),
+        ("client", f"{'commit' if commit else 'abort'}_transaction() called", t_end_call, "client clock"),
+        ("client", f"{'commit' if commit else 'abort'}_transaction() returned", t_end_return, "client clock"),
+        ("read_committed", "LSO past the markers (first poll that saw it)", t_lso, "ListOffsets poll"),
+    ]
+    for r in step.eos_trace():
+        if r["api"] == "FindCoordinator":
+            continue
+        label = r["api"] + (f" to {'AB'[r['request']['items'][0]['partition']]}" if r["api"] == "Produce" else "")
+        rows.append(("client", f"{label} sent", r["time"], "proxy"))
+        if r.get("response_time"):
+            rows.append(("client", f"{label} answered", r["response_time"], "proxy"))
+    for _, s in step.states().iterrows():
+        rows.append(("txn coordinator", f"{s['state']} written", s["append_time_ms"] / 1000.0, "coordinator log"))
+    for _, d in step.disk().iterrows():
+        lane = {"A": "partition A", "B": "partition B"}.get(d["partition"], "__consumer_offsets")
+        what = f"{d['marker']} marker written" if d["is_control"] else "transactional batch written"
+        rows.append((lane, what, d["timestamp"] / 1000.0, "partition leader"))
+    df = pd.DataFrame(rows, columns=["lane", "event", "t", "source"])
+    df["t_ms"] = ((df["t"] - t0) * 1000.0).round(1)
+    return df.drop(columns="t").sort_values("t_ms", kind="stable").reset_index(drop=True)
+
+
+def plot_timeline(events: pd.DataFrame, ax: Any = None, title: str = "one transaction") -> Any:
+    """Events on lanes: who did what, when (ms after ``begin_transaction()``)."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(11, 4.2))
+    lanes = [lane for lane in LANES if lane in set(events["lane"])]
+    y = {lane: i for i, lane in enumerate(reversed(lanes))}
+    for i, (_, e) in enumerate(events.iterrows()):
+        yy = y[e["lane"]]
+        ax.plot([e["t_ms"]], [yy], "o", color="tab:red" if "marker" in e["event"] else "tab:blue")
+        ax.annotate(e["event"], (e["t_ms"], yy), xytext=(2, 6 + 9 * (i % 3)), textcoords="offset points", fontsize=7)
+    ax.set_yticks(list(y.values()), list(y.keys()))
+    ax.set_xlabel("ms after begin_transaction()")
+    ax.set_title(title)
+    ax.grid(axis="x", alpha=0.3)
+    ax.figure.tight_layout()
+    return ax
+
+
+def marker_delays(lesson: TransactionLesson, producer: Any, n: int = 20) -> pd.DataFrame:
+    """``n`` committed transactions (a record to A and to B each), and when each marker came vs EndTxn.
+
+    One row per transaction: the proxy's times of the EndTxn request and answer,
+    the coordinator's PrepareCommit and CompleteCommit append times, and the
+    COMMIT markers' timestamps in A and B; ``*_after_answer_ms`` = marker time
+    minus the time the EndTxn answer passed the proxy.
+    """
+    import pandas as pd
+
+    with lesson.step("marker delays") as step:
+        for i in range(n):
+            producer.begin_transaction()
+            producer.produce(lesson.topic, f"m{i}".encode(), partition=0)
+            producer.produce(lesson.topic, f"m{i}".encode(), partition=1)
+            producer.commit_transaction(30)
+    ends = [r for r in step.eos_trace() if r["api"] == "EndTxn" and r["client_id"] == producer.client_id]
+    states = step.states()
+    mine = states[states["transactional_id"] == producer.transactional_id]
+    prepare = list(mine[mine["state"] == "PrepareCommit"]["append_time_ms"])
+    complete = list(mine[mine["state"] == "CompleteCommit"]["append_time_ms"])
+    disk = step.disk()
+    marks = {p: list(disk[(disk["partition"] == p) & disk["is_control"]]["timestamp"]) for p in ("A", "B")}
+    rows = []
+    for i, r in enumerate(ends[: min(len(ends), len(prepare), len(complete), len(marks["A"]), len(marks["B"]))]):
+        answered = _ms(r["response_time"])
+        rows.append(
+            {
+                "transaction": i,
+                "EndTxn sent": _ms(r["time"]),
+                "EndTxn answered": answered,
+                "PrepareCommit written": prepare[i],
+                "marker A": marks["A"][i],
+                "marker B": marks["B"][i],
+                "CompleteCommit written": complete[i],
+                "A_after_answer_ms": round(marks["A"][i] - answered, 1),
+                "B_after_answer_ms": round(marks["B"][i] - answered, 1),
+                "prepare_before_answer_ms": round(answered - prepare[i], 1),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def plot_marker_delays(delays: pd.DataFrame, ax: Any = None) -> Any:
+    """Where each marker fell relative to the EndTxn answer (0 = the answer passed the proxy)."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 2.8))
+    for y, col, colour in ((1, "A_after_answer_ms", "tab:blue"), (0, "B_after_answer_ms", "tab:orange")):
+        ax.scatter(delays[col], [y] * len(delays), alpha=0.6, color=colour)
+    ax.axvline(0, color="black", lw=1)
+    ax.set_yticks([0, 1], ["marker in B", "marker in A"])
+    ax.set_xlabel("marker timestamp − EndTxn answer (ms); right of 0 = written after the producer was answered")
+    ax.figure.tight_layout()
+    return ax
+
+
+def states_diagram(history: pd.DataFrame) -> str:
+    """A Mermaid state diagram of the transitions the coordinators logged, with counts and epoch steps."""
+    edges: Counter[tuple[str, str, str]] = Counter()
+    for _, group in history.sort_values(["transactional_id", "offset"]).groupby("transactional_id", sort=False):
+        prev = None
+        for _, r in group.iterrows():
+            if prev is None:
+                edges[("[*]", r["state"], "")] += 1
+            else:
+                step = int(r["producer_epoch"]) - int(prev["producer_epoch"])
+                note = f"epoch +{step}" if step > 0 else ""
+                if int(r["producer_id"]) != int(prev["producer_id"]):
+                    note = "new producer id"
+                edges[(prev["state"], r["state"], note)] += 1
+            prev = r
+    lines = ["stateDiagram-v2"]
+    for (a, b, note), count in sorted(edges.items()):
+        label = f"{count}×" + (f", {note}" if note else "")
+        lines.append(f"    {a} --> {b} : {label}")
+    return "\n".join(lines)
