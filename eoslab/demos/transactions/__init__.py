@@ -23,6 +23,7 @@ from eoslab.demos.transactions._arrange import (
 from eoslab.demos.transactions._clients import (
     READ_COMMITTED,
     TXN_PRODUCER,
+    TxnProducer,
     committed_offsets,
     consumer,
     read_values,
@@ -70,6 +71,7 @@ __all__ = [
     "TXN_PRODUCER",
     "TransactionLesson",
     "TwoClients",
+    "TxnProducer",
     "attempt",
     "committed_offsets",
     "consumer",

@@ -58,6 +58,13 @@ def run_id() -> str:
     return uuid.uuid4().hex[:6]
 
 
+class TxnProducer(ins.ObservedProducer):
+    """An :class:`~eoslab.inspect.ObservedProducer` that knows its ``client.id`` and ``transactional.id``."""
+
+    client_id: str
+    transactional_id: str
+
+
 def transactional_producer(
     cluster: Cluster,
     transactional_id: str,
@@ -66,7 +73,7 @@ def transactional_producer(
     proxied: bool = True,
     debug: str | None = None,
     conf: dict[str, Any] | None = None,
-) -> ins.ObservedProducer:
+) -> TxnProducer:
     """A librdkafka transactional producer (not yet initialised) with :data:`TXN_PRODUCER` settings.
 
     ``conf`` overrides them, keyed by librdkafka's property names (``{"transaction.timeout.ms": 3000}``).
@@ -85,11 +92,11 @@ def transactional_producer(
     for h in list(logger.handlers):  # a re-run of the same client id: the old producer's log is not ours
         logger.removeHandler(h)
     settings["logger"] = logger
-    p = ins.ObservedProducer(settings, debug=debug)
+    p = TxnProducer(settings, debug=debug)
     if not debug:  # (with debug, ObservedProducer attached its log itself)
         logger.addHandler(p.log)
-    p.client_id = settings["client.id"]  # type: ignore[attr-defined]
-    p.transactional_id = transactional_id  # type: ignore[attr-defined]
+    p.client_id = settings["client.id"]
+    p.transactional_id = transactional_id
     return p
 
 

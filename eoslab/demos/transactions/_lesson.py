@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from eoslab import inspect as ins
 from eoslab._wait import wait_until
 from eoslab.demos.transactions._arrange import make_coordinator, wait_coordinator
-from eoslab.demos.transactions._clients import consumer, run_id, seed_input, transactional_producer
+from eoslab.demos.transactions._clients import TxnProducer, consumer, run_id, seed_input, transactional_producer
 from eoslab.faults import Proxy, Trace
 from eoslab.protocol import KafkaConnection
 
@@ -77,6 +77,21 @@ def coordinator_state(cluster: Cluster, transactional_id: str, timeout: float = 
     return None if state["ErrorCode"] else str(state["TransactionState"])
 
 
+def producer_ids(rows: list[dict[str, Any]]) -> set[int]:
+    """Every producer id in these trace rows: granted (InitProducerId, EndTxn v5 answers) or used (Produce)."""
+    out: set[int] = set()
+    for r in rows:
+        resp, req = r.get("response") or {}, r.get("request") or {}
+        if r["api"] in ("InitProducerId", "EndTxn") and resp.get("producer_id", -1) >= 0:
+            out.add(resp["producer_id"])
+        for item in req.get("items") or []:
+            if item.get("producer_id", -1) >= 0:
+                out.add(item["producer_id"])
+        if req.get("producer_id") is not None and req["producer_id"] >= 0:
+            out.add(req["producer_id"])
+    return out
+
+
 def wait_settled(cluster: Cluster, transactional_ids: list[str], timeout: float = SETTLE_WAIT) -> None:
     """Until no id is between EndTxn and its last marker (Prepare*): then every marker is on disk."""
 
@@ -114,7 +129,7 @@ class TransactionLesson:
         self.transactional_ids: list[str] = [self.transactional_id]
         cluster.admin.create_topic(self.topic, replica_assignment=[[1, 2, 3], [2, 3, 1]])
         seed_input(cluster, self.input_topic, [f"in-{i}" for i in range(inputs)])
-        self._seen = 0
+        self._clients: set[str] = set()
 
     # -- names ----------------------------------------------------------------------------------
     @property
@@ -127,12 +142,15 @@ class TransactionLesson:
         return [(self.topic, 0), (self.topic, 1), ("__consumer_offsets", self.offsets_partition)]
 
     def client(self, name: str) -> str:
-        return f"{name}-{self.run}"
+        """This run's client id for ``name`` (the proxy's trace is asked per client id)."""
+        cid = f"{name}-{self.run}"
+        self._clients.add(cid)
+        return cid
 
     # -- clients --------------------------------------------------------------------------------
     def producer(
         self, name: str, transactional_id: str | None = None, conf: dict[str, Any] | None = None
-    ) -> ins.ObservedProducer:
+    ) -> TxnProducer:
         """A transactional librdkafka producer of this lesson (through the proxy), not yet initialised."""
         tid = transactional_id or self.transactional_id
         if tid not in self.transactional_ids:
@@ -177,15 +195,17 @@ class TransactionLesson:
 
     # -- evidence -------------------------------------------------------------------------------
     def mark(self) -> int:
-        """The id of the newest trace row now: rows after it belong to what comes next."""
-        rows = self.proxy.trace(since=self._seen)
-        if rows:
-            self._seen = max(r["id"] for r in rows)
-        return self._seen
+        """The id of this lesson's newest trace row: its rows after it belong to what comes next.
 
-    def trace(self, since: int = 0) -> Trace:
-        """The trace rows of this lesson's clients (every client id carries the run id)."""
-        return Trace(r for r in self.proxy.trace(since=since) if self.run in (r.get("client_id") or ""))
+        (Row ids grow across every client of the proxy, so any later row of ours has a larger id.)
+        """
+        rows = self.trace()
+        return max((r["id"] for r in rows), default=0)
+
+    def trace(self, since: int = 0, clients: list[str] | None = None) -> Trace:
+        """The trace rows of this lesson's clients (or of ``clients``) after row ``since``, oldest first."""
+        rows = [r for c in sorted(clients or self._clients) for r in self.proxy.trace(client_id=c, since=since)]
+        return Trace(sorted(rows, key=lambda r: r["id"]))
 
     def roles(self) -> dict[int, str]:
         """What each broker is to this lesson now: leader of A/B, coordinator of the id / the group."""
@@ -204,26 +224,26 @@ class TransactionLesson:
                 roles[leader].append(label)
         return {b: ", ".join(r) for b, r in roles.items()}
 
-    def diagram(self, rows: list[dict[str, Any]], max_events: int = 120) -> str:
-        """The trace as a Mermaid sequence diagram whose brokers say what they are to this lesson."""
+    def diagram(self, rows: list[dict[str, Any]], max_events: int = 120, roles: dict[int, str] | None = None) -> str:
+        """The trace as a Mermaid sequence diagram whose brokers say what they are to this lesson
+        (``roles``: as they were when the rows were recorded; default: now)."""
         text = Trace(rows).mermaid(max_events=max_events)
-        for broker, role in self.roles().items():
+        for broker, role in (self.roles() if roles is None else roles).items():
             if role:
                 text = text.replace(f"as Broker {broker}\n", f"as Broker {broker}<br/>({role})\n")
         return text
 
-    def step(self, name: str) -> Step:
-        """``with lesson.step("commit") as s: ...`` then ``s.show()``."""
-        return Step(self, name)
+    def step(self, name: str, clients: list[str] | None = None) -> Step:
+        """``with lesson.step("commit") as s: ...`` then ``s.show()``.
+
+        ``clients`` (client ids) narrows the step's evidence to those clients; by
+        default it is every lesson client that sent a request during the step.
+        """
+        return Step(self, name, clients=clients)
 
     def producer_ids(self) -> set[int]:
-        """Every producer id the lesson's clients were given (InitProducerId and EndTxn answers)."""
-        out = set()
-        for r in self.trace():
-            resp = r.get("response") or {}
-            if r["api"] in ("InitProducerId", "EndTxn") and resp.get("producer_id", -1) >= 0:
-                out.add(resp["producer_id"])
-        return out
+        """Every producer id the lesson's clients were given (see :func:`producer_ids`)."""
+        return producer_ids(self.trace())
 
     def history(self, transactional_ids: list[str] | None = None, since: dict[str, int] | None = None) -> pd.DataFrame:
         """What the coordinators wrote to ``__transaction_state`` for the lesson's ids, oldest first."""
@@ -237,19 +257,22 @@ class TransactionLesson:
             return pd.DataFrame(columns=STATE_COLUMNS)
         return df[STATE_COLUMNS].astype({"client_transaction_version": "Int64"})
 
-    def disk(self, since: dict[tuple[str, int], int] | None = None) -> pd.DataFrame:
-        """Batch headers (data and markers) in A, B and the group's offsets partition (only ours there)."""
+    def disk(self, since: dict[tuple[str, int], int] | None = None, producers: set[int] | None = None) -> pd.DataFrame:
+        """Batch headers (data and markers) in A, B and the group's offsets partition.
+
+        Only batches of ``producers`` (default: every producer id of this lesson), from ``since``.
+        """
         import pandas as pd
 
-        ours = self.producer_ids()
+        ours = self.producer_ids() if producers is None else producers
         rows = []
         for (topic, part), found in ins.batches_of(self.cluster, self.partitions()).items():
             label = "AB"[part] if topic == self.topic else f"{topic}-{part}"
             for b in found:
                 if b.base_offset < (since or {}).get((topic, part), 0):
                     continue
-                if topic != self.topic and b.producer_id not in ours:
-                    continue  # other groups' commits share that partition
+                if b.producer_id not in ours:
+                    continue  # another producer's (other groups' commits share the offsets partition)
                 rows.append({"partition": label, **{k: getattr(b, k) for k in DISK_COLUMNS[1:]}})
         return pd.DataFrame(rows, columns=DISK_COLUMNS).astype({"coordinator_epoch": "Int64"})
 
@@ -275,11 +298,14 @@ class Step:
 
     lesson: TransactionLesson
     name: str
+    clients: list[str] | None = None  # only these client ids (default: every lesson client)
     mark: int = 0
     log_start: dict[tuple[str, int], int] = field(default_factory=dict)
     state_start: dict[str, int] = field(default_factory=dict)
     started: float = 0.0
     ended: float | None = None
+    roles: dict[int, str] | None = None
+    _rows: Trace | None = field(default=None, repr=False)
 
     def __enter__(self) -> Step:
         self.mark = self.lesson.mark()
@@ -290,29 +316,49 @@ class Step:
 
     def __exit__(self, *exc: object) -> None:
         self.ended = time.time()
+        try:
+            self.roles = self.lesson.roles()  # who led what when the step ended (a heal may move it back)
+        except Exception:  # noqa: BLE001 - a diagram then labels roles as they are when drawn
+            self.roles = None
 
     @property
     def trace(self) -> Trace:
-        rows = self.lesson.trace(self.mark)
+        """The step's trace rows (read once after the step ended, then kept)."""
+        if self._rows is not None:
+            return self._rows
+        rows = self.lesson.trace(self.mark, self.clients)
         if self.ended is not None:
             rows = Trace(r for r in rows if r["time"] <= self.ended + 0.5)
+            self._rows = rows
         return rows
+
+    def transactional_ids(self) -> list[str]:
+        """The transactional ids whose requests crossed the proxy during the step."""
+        seen = [(r.get("request") or {}).get("transactional_id") for r in self.trace]
+        return [t for t in dict.fromkeys(seen) if t]
 
     def eos_trace(self) -> Trace:
         """The step's trace without ApiVersions/Metadata chatter."""
         return Trace(r for r in self.trace if r["api"] not in ("ApiVersions", "Metadata"))
 
-    def diagram(self) -> str:
-        return self.lesson.diagram(list(self.trace))
+    def diagram(self, max_events: int = 120) -> str:
+        """The step's trace as a Mermaid diagram, brokers labelled with their roles at the step's end."""
+        return self.lesson.diagram(list(self.trace), max_events=max_events, roles=self.roles)
 
     def states(self, settle: bool = True) -> pd.DataFrame:
-        """The ``__transaction_state`` records written during the step (after the markers, if ``settle``)."""
+        """The ``__transaction_state`` records the step's ids got (after the markers, if ``settle``)."""
+        import pandas as pd
+
+        ids = self.transactional_ids()
+        if not ids:
+            return pd.DataFrame(columns=STATE_COLUMNS)
         if settle:
-            wait_settled(self.lesson.cluster, self.lesson.transactional_ids)
-        return self.lesson.history(since=self.state_start)
+            wait_settled(self.lesson.cluster, ids)
+        return self.lesson.history(ids, since=self.state_start)
 
     def disk(self) -> pd.DataFrame:
-        return self.lesson.disk(self.log_start)
+        """The batches and markers the step's producers left in A, B and the offsets partition."""
+        return self.lesson.disk(self.log_start, producer_ids(self.trace))
 
     def show(self) -> None:
         """Display the step's trace diagram, state records and disk view in the notebook."""

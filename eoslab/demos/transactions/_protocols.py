@@ -62,6 +62,10 @@ class TwoClients:
     transactional_ids: dict[str, str]
     plan: tuple[str, ...]
 
+    def diagram(self, client: str) -> str:
+        """The Mermaid diagram of one client's run ("librdkafka" or "java")."""
+        return self.steps[client].diagram()
+
     def versions(self) -> pd.DataFrame:
         """How many requests of each API and version each client sent (no ApiVersions/Metadata)."""
         import pandas as pd
@@ -177,8 +181,8 @@ def two_protocols(lesson: TransactionLesson, plan: tuple[str, ...] = PLAN) -> Tw
     """Run ``plan`` with the librdkafka producer, then with the Java 4.1 producer; keep both steps."""
     tids = {"librdkafka": f"{lesson.transactional_id}-librdkafka", "java": f"{lesson.transactional_id}-java"}
     steps = {}
-    with lesson.step("librdkafka 2.x") as steps["librdkafka"]:
+    with lesson.step("librdkafka 2.x", clients=[lesson.client("librdkafka")]) as steps["librdkafka"]:
         _librdkafka(lesson, tids["librdkafka"], plan)
-    with lesson.step("Java 4.1") as steps["java"]:
+    with lesson.step("Java 4.1", clients=[lesson.client("java")]) as steps["java"]:
         _java(lesson, tids["java"], plan)
     return TwoClients(lesson, steps, tids, plan)

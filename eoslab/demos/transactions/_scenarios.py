@@ -24,6 +24,9 @@ from eoslab.demos.transactions._lesson import Step, coordinator_state
 from eoslab.faults import ZombieProducer
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from eoslab.demos.transactions._clients import TxnProducer
     from eoslab.demos.transactions._lesson import TransactionLesson
 
 ABORT_WAIT = 60.0  # a few-second transaction timeout + the coordinator's 1 s scan, with room for a busy machine
@@ -64,6 +67,23 @@ class Fenced:
     zombie: dict[str, dict[str, Any]] = field(default_factory=dict)  # call -> answer
     successor_init_s: float = 0.0
 
+    def answers(self) -> pd.DataFrame:
+        """The zombie's calls and what librdkafka answered: ok, error code, fatal, abortable."""
+        import pandas as pd
+
+        rows = [
+            {
+                "call": call,
+                "ok": a.get("ok"),
+                "error": a.get("code", ""),
+                "fatal": a.get("fatal", ""),
+                "txn_requires_abort": a.get("abortable", ""),
+                "message": a.get("error", ""),
+            }
+            for call, a in self.zombie.items()
+        ]
+        return pd.DataFrame(rows).set_index("call")
+
     def init_answers(self) -> list[tuple[str, str, int, int]]:
         """(client, error, producer id, epoch) of every InitProducerId answer in the step."""
         return [
@@ -81,7 +101,7 @@ def fence_zombie(lesson: TransactionLesson, partition: int = 0) -> Fenced:
     the coordinator has heard nothing (still Empty) and there is nothing to fence.
     """
     tid = lesson.transactional_id
-    zid = lesson.client("zombie")
+    zid, sid = lesson.client("zombie"), lesson.client("successor")
     conf = {
         **TXN_PRODUCER,
         "bootstrap.servers": lesson.cluster.bootstrap_servers(proxied=True),
@@ -89,7 +109,7 @@ def fence_zombie(lesson: TransactionLesson, partition: int = 0) -> Fenced:
         "client.id": zid,
     }
     out: dict[str, dict[str, Any]] = {}
-    with lesson.step("fencing a zombie") as step, ZombieProducer(conf, name="zombie") as zombie:
+    with lesson.step("fencing a zombie", clients=[zid, sid]) as step, ZombieProducer(conf, name="zombie") as zombie:
         first: list[tuple[str, dict[str, Any]]] = [
             ("init_transactions", {}),
             ("begin", {}),
@@ -138,7 +158,7 @@ def hung_transaction(lesson: TransactionLesson, timeout_ms: int = 3000, partitio
     tid = f"{lesson.transactional_id}-hung"
     conf = {"transaction.timeout.ms": timeout_ms, "message.timeout.ms": timeout_ms, "socket.timeout.ms": timeout_ms}
     p = lesson.producer("hung", transactional_id=tid, conf=conf)
-    with lesson.step("a hung transaction") as step:
+    with lesson.step("a hung transaction", clients=[p.client_id]) as step:
         p.init_transactions(30)
         p.begin_transaction()
         p.produce(lesson.topic, b"never committed", partition=partition)
@@ -166,40 +186,35 @@ class Failover:
     new_coordinator: int
     commit: dict[str, Any]
     commit_s: float
-    state_on_new_coordinator: str | None
     states: Any = None  # the step's __transaction_state records, read from the NEW coordinator before the heal
     disk: Any = None
     heal_s: float = 0.0
 
 
-def coordinator_failover(lesson: TransactionLesson, producer: Any, heal: bool = True) -> Failover:
-    """Open a transaction (a record to A and B), kill its coordinator's broker, commit anyway.
+def coordinator_failover(lesson: TransactionLesson, producer: TxnProducer, heal: bool = True) -> Failover:
+    """Open a transaction (a record to A and B), kill its coordinator's broker, commit at once.
 
-    The partition of ``__transaction_state`` gets a new leader once the dead
-    broker's session expires (``broker.session.timeout.ms``, 5 s here); that
-    broker loads the partition (the Ongoing record is in its replica) and
-    becomes the coordinator; the producer finds it and its EndTxn completes the
-    transaction. ``heal`` restarts the broker and moves leadership back.
+    The commit waits: the dead broker's session must expire
+    (``broker.session.timeout.ms``, 5 s here) before the controller gives its
+    ``__transaction_state`` partition a new leader, which loads the partition
+    (the Ongoing record is in its replica) and becomes the coordinator; the
+    producer finds it and its EndTxn completes the transaction. ``heal``
+    restarts the broker and moves leadership back.
     """
     cluster = lesson.cluster
     part = ins.coordinator_partition(producer.transactional_id)
     old = cluster.leader("__transaction_state", part)
-    with lesson.step("coordinator failover") as step:
+    with lesson.step("coordinator failover", clients=[producer.client_id]) as step:
         producer.begin_transaction()
         producer.produce(lesson.topic, b"survives failover A", partition=0)
         producer.produce(lesson.topic, b"survives failover B", partition=1)
         producer.flush(30)
         cluster.kill(f"broker-{old}")
-        new = cluster.wait_for_new_leader("__transaction_state", part, old_leader=old)
-        loaded = wait_until(
-            lambda: coordinator_state(cluster, producer.transactional_id),
-            timeout=30,
-            what=f"broker {new} to load {producer.transactional_id!r}",
-        )
         t0 = time.monotonic()
         commit = attempt(producer.commit_transaction, 60)
         took = time.monotonic() - t0
-    result = Failover(step, old, new, commit, round(took, 1), loaded)
+    new = cluster.wait_for_new_leader("__transaction_state", part, old_leader=old)
+    result = Failover(step, old, new, commit, round(took, 1))
     # Read while the new coordinator leads: the dead broker's copy stopped at the kill.
     result.states, result.disk = step.states(), step.disk()
     if heal:

@@ -20,6 +20,7 @@ from eoslab._wait import wait_until
 if TYPE_CHECKING:
     import pandas as pd
 
+    from eoslab.demos.transactions._clients import TxnProducer
     from eoslab.demos.transactions._lesson import TransactionLesson
 
 LANES = ["client", "txn coordinator", "partition A", "partition B", "__consumer_offsets", "read_committed"]
@@ -30,7 +31,7 @@ def _ms(t: float) -> float:
 
 
 def timed_transaction(
-    lesson: TransactionLesson, producer: Any, input_consumer: Any, offset: int, commit: bool = True
+    lesson: TransactionLesson, producer: TxnProducer, input_consumer: Any, offset: int, commit: bool = True
 ) -> pd.DataFrame:
     """Run ONE transaction (a record to A and to B, the input offset, commit or abort) and time every event.
 
@@ -42,7 +43,7 @@ def timed_transaction(
     from confluent_kafka import TopicPartition
 
     topic = lesson.topic
-    with lesson.step("timed transaction") as step:
+    with lesson.step("timed transaction", clients=[producer.client_id]) as step:
         t0 = time.time()
         producer.begin_transaction()
         producer.produce(topic, b"timed-A", partition=0)
@@ -75,9 +76,10 @@ def timed_transaction(
     for _, s in step.states().iterrows():
         rows.append(("txn coordinator", f"{s['state']} written", s["append_time_ms"] / 1000.0, "coordinator log"))
     for _, d in step.disk().iterrows():
+        if not d["is_control"]:
+            continue  # a data batch's timestamp is the client's CreateTime; its write shows as "Produce answered"
         lane = {"A": "partition A", "B": "partition B"}.get(d["partition"], "__consumer_offsets")
-        what = f"{d['marker']} marker written" if d["is_control"] else "transactional batch written"
-        rows.append((lane, what, d["timestamp"] / 1000.0, "partition leader"))
+        rows.append((lane, f"{d['marker']} marker written", d["timestamp"] / 1000.0, "partition leader"))
     df = pd.DataFrame(rows, columns=["lane", "event", "t", "source"])
     df["t_ms"] = ((df["t"] - t0) * 1000.0).round(1)
     return df.drop(columns="t").sort_values("t_ms", kind="stable").reset_index(drop=True)
@@ -103,23 +105,28 @@ def plot_timeline(events: pd.DataFrame, ax: Any = None, title: str = "one transa
     return ax
 
 
-def marker_delays(lesson: TransactionLesson, producer: Any, n: int = 20) -> pd.DataFrame:
+def marker_delays(lesson: TransactionLesson, producer: TxnProducer, n: int = 20) -> pd.DataFrame:
     """``n`` committed transactions (a record to A and to B each), and when each marker came vs EndTxn.
 
     One row per transaction: the proxy's times of the EndTxn request and answer,
     the coordinator's PrepareCommit and CompleteCommit append times, and the
     COMMIT markers' timestamps in A and B; ``*_after_answer_ms`` = marker time
-    minus the time the EndTxn answer passed the proxy.
+    minus the time the EndTxn answer passed the proxy. ``attrs["concurrent_transactions"]``
+    counts the requests answered CONCURRENT_TRANSACTIONS (51) meanwhile.
     """
     import pandas as pd
 
-    with lesson.step("marker delays") as step:
+    with lesson.step("marker delays", clients=[producer.client_id]) as step:
         for i in range(n):
             producer.begin_transaction()
             producer.produce(lesson.topic, f"m{i}".encode(), partition=0)
             producer.produce(lesson.topic, f"m{i}".encode(), partition=1)
             producer.commit_transaction(30)
-    ends = [r for r in step.eos_trace() if r["api"] == "EndTxn" and r["client_id"] == producer.client_id]
+    trace = step.eos_trace()
+    ends = [r for r in trace if r["api"] == "EndTxn" and r["client_id"] == producer.client_id]
+    # A request that came while the coordinator was still writing the previous markers (state Prepare*):
+    # proof that EndTxn had been answered before they were all written.
+    busy = sum(1 for r in trace if (r.get("response") or {}).get("error") == "CONCURRENT_TRANSACTIONS")
     states = step.states()
     mine = states[states["transactional_id"] == producer.transactional_id]
     prepare = list(mine[mine["state"] == "PrepareCommit"]["append_time_ms"])
@@ -141,9 +148,12 @@ def marker_delays(lesson: TransactionLesson, producer: Any, n: int = 20) -> pd.D
                 "A_after_answer_ms": round(marks["A"][i] - answered, 1),
                 "B_after_answer_ms": round(marks["B"][i] - answered, 1),
                 "prepare_before_answer_ms": round(answered - prepare[i], 1),
+                "complete_after_answer_ms": round(complete[i] - answered, 1),
             }
         )
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    df.attrs["concurrent_transactions"] = busy
+    return df
 
 
 def plot_marker_delays(delays: pd.DataFrame, ax: Any = None) -> Any:
