@@ -130,6 +130,7 @@ class TransactionLesson:
         cluster.admin.create_topic(self.topic, replica_assignment=[[1, 2, 3], [2, 3, 1]])
         seed_input(cluster, self.input_topic, [f"in-{i}" for i in range(inputs)])
         self._clients: set[str] = set()
+        self._newest = 0  # the newest trace row id of this lesson seen so far
 
     # -- names ----------------------------------------------------------------------------------
     @property
@@ -199,8 +200,9 @@ class TransactionLesson:
 
         (Row ids grow across every client of the proxy, so any later row of ours has a larger id.)
         """
-        rows = self.trace()
-        return max((r["id"] for r in rows), default=0)
+        rows = self.trace(since=self._newest)
+        self._newest = max((r["id"] for r in rows), default=self._newest)
+        return self._newest
 
     def trace(self, since: int = 0, clients: list[str] | None = None) -> Trace:
         """The trace rows of this lesson's clients (or of ``clients``) after row ``since``, oldest first."""
@@ -304,6 +306,10 @@ class Step:
     state_start: dict[str, int] = field(default_factory=dict)
     started: float = 0.0
     ended: float | None = None
+    end_mark: int | None = None
+    log_end: dict[tuple[str, int], int] = field(default_factory=dict)
+    state_end: dict[str, int] = field(default_factory=dict)
+    settling: set[str] = field(default_factory=set)  # ids whose end was still being written at the step's end
     roles: dict[int, str] | None = None
     _rows: Trace | None = field(default=None, repr=False)
 
@@ -316,6 +322,14 @@ class Step:
 
     def __exit__(self, *exc: object) -> None:
         self.ended = time.time()
+        self.end_mark = self.lesson.mark()
+        # Where the step's evidence ends: the next step's records and batches are not this step's. A
+        # transaction the step was ending (PrepareCommit/PrepareAbort at exit) still gets its markers and
+        # its Complete* record afterwards: those are counted in (see states() and disk()).
+        # (The state first: Complete* is written once every marker is, so ends read after it include them.)
+        self.settling = {t for t in self.transactional_ids() if coordinator_state(self.lesson.cluster, t) in UNSETTLED}
+        self.log_end = self.lesson.ends()
+        self.state_end = self.lesson.state_ends()
         try:
             self.roles = self.lesson.roles()  # who led what when the step ended (a heal may move it back)
         except Exception:  # noqa: BLE001 - a diagram then labels roles as they are when drawn
@@ -327,8 +341,8 @@ class Step:
         if self._rows is not None:
             return self._rows
         rows = self.lesson.trace(self.mark, self.clients)
-        if self.ended is not None:
-            rows = Trace(r for r in rows if r["time"] <= self.ended + 0.5)
+        if self.end_mark is not None:  # ended: exactly the rows recorded between the two marks
+            rows = Trace(r for r in rows if r["id"] <= self.end_mark)
             self._rows = rows
         return rows
 
@@ -354,11 +368,44 @@ class Step:
             return pd.DataFrame(columns=STATE_COLUMNS)
         if settle:
             wait_settled(self.lesson.cluster, ids)
-        return self.lesson.history(ids, since=self.state_start)
+        df = self.lesson.history(ids, since=self.state_start)
+        if not self.state_end or not len(df):
+            return df
+        keep = []
+        for tid, group in df.groupby("transactional_id", sort=False):
+            end = self.state_end.get(tid)
+            for i, r in group.sort_values("offset").iterrows():
+                if end is None or r["offset"] < end:
+                    keep.append(i)
+                elif tid in self.settling and str(r["state"]).startswith("Complete"):
+                    keep.append(i)  # the end of the transaction the step was finishing
+                    break
+                else:
+                    break
+        return df.loc[keep].reset_index(drop=True)
 
     def disk(self) -> pd.DataFrame:
         """The batches and markers the step's producers left in A, B and the offsets partition."""
-        return self.lesson.disk(self.log_start, producer_ids(self.trace))
+        df = self.lesson.disk(self.log_start, producer_ids(self.trace))
+        if not self.log_end or not len(df):
+            return df
+        labels = {
+            ("AB"[part] if topic == self.lesson.topic else f"{topic}-{part}"): self.log_end[(topic, part)]
+            for topic, part in self.log_end
+        }
+        inside = df["base_offset"] < df["partition"].map(labels)
+        if not self.settling:
+            return df[inside].reset_index(drop=True)
+        # The markers of the transaction the step was ending: in a partition whose last batch of the step is
+        # data (not yet closed by a marker), the first control batch after the step's end.
+        open_parts = {
+            part
+            for part, g in df[inside].sort_values("base_offset").groupby("partition")
+            if not g["is_control"].iloc[-1]
+        }
+        late = df[~inside & df["is_control"] & df["partition"].isin(open_parts)]
+        late = late.sort_values("base_offset").groupby("partition").head(1)
+        return df[inside | df.index.isin(late.index)].reset_index(drop=True)
 
     def show(self) -> None:
         """Display the step's trace diagram, state records and disk view in the notebook."""

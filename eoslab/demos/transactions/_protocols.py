@@ -153,6 +153,7 @@ def _librdkafka(lesson: TransactionLesson, tid: str, plan: tuple[str, ...]) -> N
             p.produce(lesson.topic, f"librdkafka {i}".encode(), partition=1)
             offsets = [TopicPartition(lesson.input_topic, 0, i + 1)]
             p.send_offsets_to_transaction(offsets, group.consumer_group_metadata(), 30)
+            p.flush(30)  # an abort drops what is still queued: flushed, both clients leave the same disk
             (p.commit_transaction if end == "commit" else p.abort_transaction)(30)
     finally:
         group.close()
@@ -174,6 +175,7 @@ def _java_calls(lesson: TransactionLesson, j: JavaProducer, plan: tuple[str, ...
         yield j.send(lesson.topic, 0, f"java {i}")
         yield j.send(lesson.topic, 1, f"java {i}")
         yield j.send_offsets_to_transaction(f"{lesson.group}-java", lesson.input_topic, 0, i + 1)
+        yield j.flush()
         yield j.commit_transaction() if end == "commit" else j.abort_transaction()
 
 
