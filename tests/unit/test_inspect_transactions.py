@@ -139,3 +139,26 @@ def test_finalized_features_from_api_versions_and_from_feature_command():
     assert via_tool["transaction.version"].finalized == 2 and via_tool["transaction.version"].supported_max == 2
     assert via_tool["metadata.version"].finalized == "4.1-IV1"
     assert {n for n, f in via_tool.items() if f.finalized} == set(via_api)
+
+
+def test_epoch_exhaustion_rotates_the_producer_id_and_4_1_2_writes_no_rotation_fields():
+    # Recorded by hand (see tests/data/inspect/README.md): 32765 raw InitProducerId requests took the
+    # id to epoch 32765, then the Java 4.1 client committed three transactions (TV2: +1 per end).
+    log = ins.parse_transaction_log(ins.parse_dump(read("dump_txn_log_overflow.txt")), "rec-overflow-1")
+    tail = [(e.state, e.producer_id, e.producer_epoch) for e in log[-10:]]
+    assert tail == [
+        ("Empty", 44, 32765),
+        ("Ongoing", 44, 32765),
+        ("PrepareCommit", 44, 32766),
+        ("CompleteCommit", 44, 32766),
+        ("Ongoing", 44, 32766),
+        ("PrepareCommit", 44, 32767),  # the int16's last value
+        ("CompleteCommit", 46, 0),  # a new producer id, epoch 0: the id's transactions go on
+        ("Ongoing", 46, 0),
+        ("PrepareCommit", 46, 1),
+        ("CompleteCommit", 46, 1),
+    ]
+    # The schema has PreviousProducerId / NextProducerId / NextProducerEpoch as tagged fields, but the 4.1.2
+    # coordinator never sets them (TransactionLog.valueToBytes writes ClientTransactionVersion only).
+    assert {(e.previous_producer_id, e.next_producer_id, e.next_producer_epoch) for e in log} == {(None, None, None)}
+    assert log[0].producer_epoch == 0 and log[0].producer_id == 44

@@ -85,20 +85,65 @@ def timed_transaction(
     return df.drop(columns="t").sort_values("t_ms", kind="stable").reset_index(drop=True)
 
 
+_REQUEST_LANES = {
+    "AddPartitionsToTxn": "to the txn coordinator",
+    "AddOffsetsToTxn": "to the txn coordinator",
+    "EndTxn": "to the txn coordinator",
+    "Produce": "to the partition leaders",
+    "TxnOffsetCommit": "to the group coordinator",
+}
+PLOT_LANES = [
+    "application",
+    "to the txn coordinator",
+    "to the partition leaders",
+    "to the group coordinator",
+    "txn coordinator",
+    "partition A",
+    "partition B",
+    "__consumer_offsets",
+    "read_committed",
+]
+
+
 def plot_timeline(events: pd.DataFrame, ax: Any = None, title: str = "one transaction") -> Any:
-    """Events on lanes: who did what, when (ms after ``begin_transaction()``)."""
+    """The events of :func:`timed_transaction` on lanes: each request as a bar from sent to answered
+    (the proxy's times), every record and marker as a dot at its writer's clock."""
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(11, 4.2))
-    lanes = [lane for lane in LANES if lane in set(events["lane"])]
-    y = {lane: i for i, lane in enumerate(reversed(lanes))}
-    for i, (_, e) in enumerate(events.iterrows()):
-        yy = y[e["lane"]]
-        ax.plot([e["t_ms"]], [yy], "o", color="tab:red" if "marker" in e["event"] else "tab:blue")
-        ax.annotate(e["event"], (e["t_ms"], yy), xytext=(2, 6 + 9 * (i % 3)), textcoords="offset points", fontsize=7)
-    ax.set_yticks(list(y.values()), list(y.keys()))
-    ax.set_xlabel("ms after begin_transaction()")
+        _, ax = plt.subplots(figsize=(11, 4.8))
+    y = {lane: i for i, lane in enumerate(reversed(PLOT_LANES))}
+    spans: dict[str, dict[str, float]] = {}
+    for _, e in events.iterrows():
+        text = str(e["event"])
+        for end in (" sent", " answered"):
+            if e["source"] == "proxy" and text.endswith(end):
+                spans.setdefault(text[: -len(end)], {})[end.strip()] = e["t_ms"]
+    used = set()
+    for i, (label, t) in enumerate(sorted(spans.items(), key=lambda kv: kv[1].get("sent", 0.0))):
+        lane = _REQUEST_LANES.get(label.split()[0], "to the txn coordinator")
+        start, stop = t.get("sent", 0.0), t.get("answered", t.get("sent", 0.0))
+        yy = y[lane] + 0.22 * (i % 2) - 0.11
+        ax.plot([start, stop], [yy, yy], lw=5, solid_capstyle="butt", color="tab:blue", alpha=0.7)
+        ax.annotate(label, (start, yy), xytext=(0, 4), textcoords="offset points", fontsize=7)
+        used.add(lane)
+    seen_on: dict[str, int] = {}
+    for _, e in events.iterrows():
+        if e["source"] == "proxy":
+            continue
+        lane = "application" if e["lane"] == "client" else e["lane"]
+        text = str(e["event"])
+        colour = "tab:red" if "marker written" in text else "tab:green" if lane == "read_committed" else "black"
+        ax.plot([e["t_ms"]], [y[lane]], "o", color=colour, ms=5)
+        short = text.replace(" (first poll that saw it)", "").replace(" (sends nothing)", "")
+        k = seen_on[lane] = seen_on.get(lane, -1) + 1  # alternate below/above, so neighbours do not overlap
+        ax.annotate(
+            short, (e["t_ms"], y[lane]), xytext=(3, -11 if k % 2 == 0 else 5), textcoords="offset points", fontsize=7
+        )
+        used.add(lane)
+    ax.set_yticks([y[lane] for lane in PLOT_LANES], PLOT_LANES)
+    ax.set_ylim(-0.6, len(PLOT_LANES) - 0.4)
+    ax.set_xlabel("ms after begin_transaction()  (bars: request sent -> answered, timed by the proxy)")
     ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
     ax.figure.tight_layout()
