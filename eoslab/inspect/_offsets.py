@@ -49,8 +49,9 @@ _TRANSIENT = frozenset({5, 6, 74, 75})
 
 def _ask(client: Any, tps: list[Any], spec: Any, isolation: Any, timeout: float) -> dict[tuple[str, int], int]:
     """One ListOffsets per partition; a retriable answer (a leader elected a moment ago, whose epoch the
-    client or the broker does not know yet: UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER) is asked again
-    until ``timeout``, as a client would."""
+    client or the broker does not know yet: UNKNOWN_LEADER_EPOCH, FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER)
+    is asked again until ``timeout``, after fresh metadata, as a client would. (Seen after a heal moved
+    leaders back: the AdminClient kept the old leader epoch until its metadata was refreshed.)"""
     import time
 
     from confluent_kafka import KafkaException
@@ -76,6 +77,11 @@ def _ask(client: Any, tps: list[Any], spec: Any, isolation: Any, timeout: float)
         todo = again
         if todo:
             time.sleep(0.2)
+            for topic in {tp.topic for tp in todo}:  # a Metadata request refreshes the client's leader epochs
+                try:
+                    client.list_topics(topic=topic, timeout=timeout)
+                except KafkaException:
+                    pass
     return out
 
 

@@ -31,12 +31,7 @@ from eoslab.demos.transactions._clients import (
     seed_input,
     transactional_producer,
 )
-from eoslab.demos.transactions._lesson import (
-    Step,
-    TransactionLesson,
-    coordinator_state,
-    wait_settled,
-)
+from eoslab.demos.transactions._lesson import TransactionLesson
 from eoslab.demos.transactions._protocols import JAVA_PRODUCER, PLAN, TwoClients, java_producer, two_protocols
 from eoslab.demos.transactions._scenarios import (
     Failover,
@@ -48,6 +43,7 @@ from eoslab.demos.transactions._scenarios import (
     hung_transaction,
     kafka_error,
 )
+from eoslab.demos.transactions._step import Step, coordinator_state, producer_ids, wait_settled
 from eoslab.demos.transactions._timeline import (
     LANES,
     marker_delays,
@@ -87,6 +83,7 @@ __all__ = [
     "marker_delays",
     "plot_marker_delays",
     "plot_timeline",
+    "producer_ids",
     "read_values",
     "run_id",
     "seed_input",

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from eoslab.demos.transactions._lesson import Step
+from eoslab.demos.transactions._step import Step
 from eoslab.java_client import JavaProducer
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from eoslab import inspect as ins
 from eoslab._wait import wait_until
 from eoslab.demos.transactions._clients import TXN_PRODUCER
-from eoslab.demos.transactions._lesson import Step, coordinator_state
+from eoslab.demos.transactions._step import Step, coordinator_state
 from eoslab.faults import ZombieProducer
 
 if TYPE_CHECKING:
