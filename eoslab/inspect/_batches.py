@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from eoslab.errors import EoslabError
-from eoslab.inspect._dumplog import Batch, dump, dump_files, list_folder
+from eoslab.inspect._dumplog import Batch, dump, dump_per_node, list_folder
 from eoslab.inspect._table import Rows
 
 if TYPE_CHECKING:
@@ -103,7 +103,8 @@ def batches(
 def batches_of(
     cluster: Cluster, partitions: list[tuple[str, int]], *, records: bool = False
 ) -> dict[tuple[str, int], list[Batch]]:
-    """The batches of several partitions, each on its current leader: ONE DumpLogSegments call per broker.
+    """The batches of several partitions, each on its current leader: ONE DumpLogSegments call per broker
+    (the calls run at the same time).
 
     E.g. the two data partitions of a transaction and the ``__consumer_offsets``
     partition of its group. No ``--print-data-log`` (an internal topic's records
@@ -120,10 +121,9 @@ def batches_of(
         names = list_folder(cluster, cluster.topology.broker(broker), folder) or []
         by_broker.setdefault(broker, []).extend((folder, n) for n in sorted(names) if n.endswith(".log"))
     out: dict[tuple[str, int], list[Batch]] = {tp: [] for tp in wanted}
+    dumped = dump_per_node(cluster, by_broker, "--deep-iteration")  # the brokers' JVMs run side by side
     for broker, files in by_broker.items():
-        for (folder, _), f in zip(
-            files, dump_files(cluster, cluster.topology.broker(broker), files, "--deep-iteration"), strict=True
-        ):
+        for (folder, _), f in zip(files, dumped[broker], strict=True):
             topic, _, number = folder.rpartition("-")
             found = f.batches if records else [replace(b, records=()) for b in f.batches]
             out[(topic, int(number))].extend(found)

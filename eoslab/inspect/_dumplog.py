@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -123,14 +124,11 @@ class SnapshotEntry:
 
 @dataclass(frozen=True)
 class AbortedTxn:
-    """One entry of a segment's ``.txnindex``: an aborted transaction of one producer in this partition.
+    """One entry of a segment's ``.txnindex``: an aborted transaction of one producer (KIP-98).
 
-    A partition leader (and each follower) appends one when it writes an ABORT
-    marker (KIP-98): ``first_offset`` is the first offset of that producer's
-    aborted transaction, ``last_offset`` the marker's offset, and
-    ``last_stable_offset`` the LSO once the marker was written. A
-    ``read_committed`` fetch uses these entries to tell the consumer which
-    batches to drop, so the broker never has to filter records itself.
+    Each replica appends one when it writes an ABORT marker: ``first_offset`` of the
+    aborted transaction, ``last_offset`` = the marker's, ``last_stable_offset`` the LSO
+    after it. A ``read_committed`` fetch sends these so the consumer drops those batches.
     """
 
     file: str
@@ -315,11 +313,25 @@ def parse_dump(text: str) -> list[DumpedFile]:
 
 _CACHE: OrderedDict[tuple[Any, ...], DumpedFile] = OrderedDict()
 _CACHE_SIZE = 512
+_LOCK = threading.Lock()  # dumps of several brokers may run in threads at once (one JVM each)
 
 
 def clear_cache() -> None:
     """Forget every parsed file (e.g. after a reset of the cluster's data)."""
-    _CACHE.clear()
+    with _LOCK:
+        _CACHE.clear()
+
+
+def dump_per_node(
+    cluster: Cluster, files_of: dict[int, list[tuple[str, str]]], *flags: str
+) -> dict[int, list[DumpedFile]]:
+    """:func:`dump_files` for several brokers (node id -> files), the JVMs running at the same time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    nodes = {b: cluster.topology.broker(b) for b in files_of}
+    with ThreadPoolExecutor(max_workers=max(1, len(files_of))) as pool:
+        futures = {b: pool.submit(dump_files, cluster, nodes[b], files, *flags) for b, files in files_of.items()}
+        return {b: f.result() for b, f in futures.items()}
 
 
 def list_folder(cluster: Cluster, node: Node, folder: str) -> list[str] | None:
@@ -360,7 +372,8 @@ def dump_files(cluster: Cluster, node: Node, files: Sequence[tuple[str, str]], *
             except FileNotFoundError:  # deleted by retention since the listing: dump it anyway, the tool says
                 key = None
         keys.append(key)
-    missing = [f for f, k in zip(files, keys, strict=True) if k is None or k not in _CACHE]
+    with _LOCK:
+        missing = [f for f, k in zip(files, keys, strict=True) if k is None or k not in _CACHE]
     fresh: dict[tuple[str, str], DumpedFile] = {}
     if missing:
         paths = ",".join(f"{base}/{folder}/{name}" for folder, name in missing)
@@ -370,16 +383,17 @@ def dump_files(cluster: Cluster, node: Node, files: Sequence[tuple[str, str]], *
             fresh[(os.path.basename(os.path.dirname(p)), os.path.basename(p))] = parsed
     result = []
     for (folder, name), key in zip(files, keys, strict=True):
-        if (folder, name) in fresh:
-            got = fresh[(folder, name)]
-            if key is not None:
-                _CACHE[key] = got
-                while len(_CACHE) > _CACHE_SIZE:
-                    _CACHE.popitem(last=False)
-        elif key is not None and key in _CACHE:
-            got = _CACHE[key]
-            _CACHE.move_to_end(key)
-        else:
-            got = DumpedFile(f"{base}/{folder}/{name}", notes=["the tool printed nothing for this file"])
+        with _LOCK:
+            if (folder, name) in fresh:
+                got = fresh[(folder, name)]
+                if key is not None:
+                    _CACHE[key] = got
+                    while len(_CACHE) > _CACHE_SIZE:
+                        _CACHE.popitem(last=False)
+            elif key is not None and key in _CACHE:
+                got = _CACHE[key]
+                _CACHE.move_to_end(key)
+            else:
+                got = DumpedFile(f"{base}/{folder}/{name}", notes=["the tool printed nothing for this file"])
         result.append(got)
     return result

@@ -22,7 +22,7 @@ from eoslab.errors import EoslabError
 from eoslab.inspect._batches import partition_files
 from eoslab.inspect._cli_table import opt_int, parse_tsv
 from eoslab.inspect._coordinators import coordinator_partition
-from eoslab.inspect._dumplog import DumpedFile, dump, dump_files, list_folder
+from eoslab.inspect._dumplog import DumpedFile, dump, dump_per_node, list_folder
 from eoslab.inspect._table import Rows
 from eoslab.topology import TXN_STATE_PARTITIONS
 
@@ -234,9 +234,9 @@ def transaction_histories(
         folder = f"__transaction_state-{part}"
         names = list_folder(cluster, node, folder) or []
         files_of.setdefault(broker, []).extend((folder, n) for n in sorted(names) if n.endswith(".log"))
-    dumped: list[DumpedFile] = []
-    for broker, files in files_of.items():
-        dumped += dump_files(cluster, cluster.topology.broker(broker), files, "--transaction-log-decoder")
+    dumped: list[DumpedFile] = [
+        f for files in dump_per_node(cluster, files_of, "--transaction-log-decoder").values() for f in files
+    ]
     out: dict[str, Rows[TxnLogEntry]] = {}
     for tid in transactional_ids:
         first = (since or {}).get(tid, 0)

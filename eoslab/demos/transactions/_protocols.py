@@ -21,10 +21,10 @@ requests: the proxy cannot see them, a new blind spot.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from eoslab.demos.transactions._step import Step
+from eoslab.demos.transactions._step import Step, producer_ids, wait_settled
 from eoslab.java_client import JavaProducer
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ class TwoClients:
     steps: dict[str, Step]  # "librdkafka" / "java" -> its step
     transactional_ids: dict[str, str]
     plan: tuple[str, ...]
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def diagram(self, client: str) -> str:
         """The Mermaid diagram of one client's run ("librdkafka" or "java")."""
@@ -113,29 +114,32 @@ class TwoClients:
         return pd.DataFrame(rows)
 
     def states(self) -> pd.DataFrame:
-        """Each id's ``__transaction_state`` records: state, epoch, clientTransactionVersion."""
-        frames = []
-        for client, step in self.steps.items():
-            df = step.states()
-            df = df[df["transactional_id"] == self.transactional_ids[client]]
-            frames.append(df.assign(client=client))
-        import pandas as pd
-
-        return pd.concat(frames, ignore_index=True)[
-            ["client", "offset", "state", "producer_id", "producer_epoch", "client_transaction_version"]
-        ]
+        """Each id's ``__transaction_state`` records: state, epoch, clientTransactionVersion (one read for both)."""
+        if "states" not in self._cache:
+            ids = list(self.transactional_ids.values())
+            wait_settled(self.lesson.cluster, ids)
+            df = self.lesson.history(ids)
+            client_of = {t: c for c, t in self.transactional_ids.items()}
+            df = df.assign(client=df["transactional_id"].map(client_of))
+            cols = ["client", "offset", "state", "producer_id", "producer_epoch", "client_transaction_version"]
+            self._cache["states"] = df[cols].reset_index(drop=True)
+        return self._cache["states"]
 
     def disk(self) -> pd.DataFrame:
-        """Each client's batches and markers in A and B."""
-        import pandas as pd
-
-        frames = []
-        for client, step in self.steps.items():
-            df = step.disk()
+        """Each client's batches and markers in A and B (one read for both)."""
+        if "disk" not in self._cache:
+            owner = {pid: c for c, step in self.steps.items() for pid in producer_ids(step.trace)}
+            start = {tp: min(s.log_start.get(tp, 0) for s in self.steps.values()) for tp in self.lesson.partitions()}
+            df = self.lesson.disk(start, set(owner))
             df = df[df["partition"].isin(["A", "B"])]
-            frames.append(df.assign(client=client))
-        cols = ["client", "partition", "base_offset", "producer_id", "producer_epoch", "base_sequence", "marker"]
-        return pd.concat(frames, ignore_index=True)[cols]
+            df = df.assign(client=df["producer_id"].map(owner))
+            cols = ["client", "partition", "base_offset", "producer_id", "producer_epoch", "base_sequence", "marker"]
+            order = {c: i for i, c in enumerate(self.steps)}
+            df = df.sort_values(
+                ["client", "partition", "base_offset"], key=lambda c: c.map(order) if c.name == "client" else c
+            )
+            self._cache["disk"] = df[cols].reset_index(drop=True)
+        return self._cache["disk"]
 
 
 def _librdkafka(lesson: TransactionLesson, tid: str, plan: tuple[str, ...]) -> None:

@@ -189,8 +189,17 @@ class Step:
                     break
         return df.loc[keep].reset_index(drop=True)
 
+    def writes(self) -> bool:
+        """Could the step have put a batch on disk? (A Produce, an offset commit, or an end that sends markers.)"""
+        writing = {"Produce", "TxnOffsetCommit", "EndTxn", "InitProducerId"}  # (an init may fence: ABORT markers)
+        return bool(self.settling) or any(r["api"] in writing for r in self.trace)
+
     def disk(self) -> pd.DataFrame:
         """The batches and markers the step's producers left in A, B and the offsets partition."""
+        import pandas as pd
+
+        if not self.writes() and self.end_mark is not None:
+            return pd.DataFrame(columns=DISK_COLUMNS)  # nothing to read: spare a JVM start per broker
         df = self.lesson.disk(self.log_start, producer_ids(self.trace))
         if not self.log_end or not len(df):
             return df
@@ -214,15 +223,18 @@ class Step:
 
     def show(self) -> None:
         """Display the step's trace diagram, state records and disk view in the notebook."""
+        from concurrent.futures import ThreadPoolExecutor
+
         from IPython.display import Markdown, display
 
         from eoslab import show_mermaid
 
-        display(Markdown(f"**{self.name}: the wire** (client ↔ brokers, through the proxy)"))
-        show_mermaid(self.diagram())
-        states = self.states()
+        with ThreadPoolExecutor(max_workers=2) as pool:  # the log and the data are read by JVMs side by side
+            states_f, disk_f = pool.submit(self.states), pool.submit(self.disk)
+            display(Markdown(f"**{self.name}: the wire** (client ↔ brokers, through the proxy)"))
+            show_mermaid(self.diagram())
+            states, disk = states_f.result(), disk_f.result()
         display(Markdown(f"**{self.name}: `__transaction_state`** ({len(states)} record(s) written)"))
         display(states)
-        disk = self.disk()
         display(Markdown(f"**{self.name}: on disk** ({len(disk)} batch(es) in A, B, `__consumer_offsets`)"))
         display(disk)
