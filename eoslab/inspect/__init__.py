@@ -35,8 +35,6 @@ from eoslab.inspect._coordinators import (
     kafka_abs,
     predict_coordinators,
 )
-from eoslab.inspect._dumplog import Batch, DumpedFile, Record, SnapshotEntry, clear_cache, parse_dump
-from eoslab.inspect._isr_timeline import IsrTimeline, isr_timeline
 from eoslab.inspect._dumplog import AbortedTxn, Batch, DumpedFile, Record, SnapshotEntry, clear_cache, parse_dump
 from eoslab.inspect._features import (
     Feature,
@@ -46,6 +44,7 @@ from eoslab.inspect._features import (
     parse_feature_describe,
     transaction_version,
 )
+from eoslab.inspect._isr_timeline import IsrTimeline, isr_timeline
 from eoslab.inspect._markers import Marker, markers, markers_from, markers_of, txn_index
 from eoslab.inspect._offsets import PartitionOffsets, offsets, partition_offsets
 from eoslab.inspect._pid_blocks import (

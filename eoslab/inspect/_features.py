@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from eoslab._ports import LOOPBACK
 from eoslab.inspect._table import Rows
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def finalized_features(cluster: Cluster, broker: int = 1, timeout: float = 5.0) 
     from eoslab.protocol import KafkaConnection
 
     node = cluster.topology.broker(broker)
-    with KafkaConnection("127.0.0.1", node.client_port, client_id="eoslab-inspect", timeout=timeout) as conn:
+    with KafkaConnection(LOOPBACK, node.client_port, client_id="eoslab-inspect", timeout=timeout) as conn:
         version = conn.negotiated_version("ApiVersions")
         body = conn.request("ApiVersions", version, {"ClientSoftwareName": "eoslab", "ClientSoftwareVersion": "0"})
     return Rows(features_from_api_versions(body), Feature)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import TopicPartition
 
+import eoslab
 from eoslab import inspect as ins
 from eoslab.demos import transactions as txn
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.cluster
 
 @pytest.fixture(scope="module")
 def lesson(cluster):
-    cluster.heal()
+    eoslab.heal(cluster)
     lesson = txn.TransactionLesson(cluster, inputs=5)
     lesson.arrange_coordinators()
     return lesson

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from eoslab import inspect as ins
+from eoslab._ports import LOOPBACK
 from eoslab._wait import wait_until
 from eoslab.errors import EoslabError
 from eoslab.protocol import KafkaConnection
@@ -58,7 +59,7 @@ def _reorder(cluster: Cluster, topic: str, partition: int, replicas: list[int]) 
         "Topics": [{"Name": topic, "Partitions": [{"PartitionIndex": partition, "Replicas": replicas}]}],
     }
     node = cluster.topology.brokers[0]
-    with KafkaConnection("127.0.0.1", node.client_port, client_id="eoslab-arrange", timeout=20.0) as conn:
+    with KafkaConnection(LOOPBACK, node.client_port, client_id="eoslab-arrange", timeout=20.0) as conn:
         resp = conn.request("AlterPartitionReassignments", None, body)
     errs = [resp.get("ErrorCode", 0)] + [p["ErrorCode"] for t in resp["Responses"] for p in t["Partitions"]]
     if any(errs):
@@ -113,7 +114,7 @@ def leader_views(cluster: Cluster, topic: str, partition: int) -> dict[int, int]
     views: dict[int, int] = {}
     for b in cluster.topology.brokers:
         try:
-            with KafkaConnection("127.0.0.1", b.client_port, client_id="eoslab-arrange", timeout=3.0) as conn:
+            with KafkaConnection(LOOPBACK, b.client_port, client_id="eoslab-arrange", timeout=3.0) as conn:
                 resp = conn.request("Metadata", None, {"Topics": [{"Name": topic}], "AllowAutoTopicCreation": False})
         except Exception:  # noqa: BLE001 - a dead broker has no view
             continue

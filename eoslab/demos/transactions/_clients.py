@@ -17,6 +17,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
+from eoslab._librdkafka import LESSONS
 from eoslab._wait import wait_until
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ READ_COMMITTED: dict[str, Any] = {
     "enable.auto.commit": False,  # offsets move only where the lesson commits them
 }
 
-LOGGER = logging.getLogger("eoslab.demos.transactions")
+LOGGER = LESSONS.getChild("transactions")
+"""The lesson's librdkafka clients: each producer logs into its own child, kept in ``producer.log``."""
 
 
 def run_id() -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
+from eoslab._heal import heal as heal_cluster
 from eoslab._wait import wait_until
 from eoslab.demos.transactions._clients import TXN_PRODUCER
 from eoslab.demos.transactions._step import Step, coordinator_state
@@ -219,6 +220,6 @@ def coordinator_failover(lesson: TransactionLesson, producer: TxnProducer, heal:
     result.states, result.disk = step.states(), step.disk()
     if heal:
         t1 = time.monotonic()
-        cluster.heal()
+        heal_cluster(cluster)
         result.heal_s = round(time.monotonic() - t1, 1)
     return result

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from eoslab import inspect as ins
+from eoslab._ports import LOOPBACK
 from eoslab._wait import wait_until
 from eoslab.faults import Trace
 from eoslab.protocol import KafkaConnection
@@ -22,7 +23,30 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from eoslab.cluster import Cluster
-    from eoslab.demos.transactions._lesson import TransactionLesson
+
+
+class LessonLike(Protocol):
+    """What a step needs of its lesson (:class:`~eoslab.demos.transactions.TransactionLesson`)."""
+
+    cluster: Cluster
+    topic: str
+    transactional_ids: list[str]
+
+    def mark(self) -> int: ...
+    def ends(self) -> dict[tuple[str, int], int]: ...
+    def state_ends(self) -> dict[str, int]: ...
+    def roles(self) -> dict[int, str]: ...
+    def trace(self, since: int = 0, clients: list[str] | None = None) -> Trace: ...
+    def diagram(
+        self, rows: list[dict[str, Any]], max_events: int = 120, roles: dict[int, str] | None = None
+    ) -> str: ...
+    def history(
+        self, transactional_ids: list[str] | None = None, since: dict[str, int] | None = None
+    ) -> pd.DataFrame: ...
+    def disk(
+        self, since: dict[tuple[str, int], int] | None = None, producers: set[int] | None = None
+    ) -> pd.DataFrame: ...
+
 
 SETTLE_WAIT = 30.0  # markers follow EndTxn in milliseconds; a coordinator failover takes ~5 s (session timeout)
 TRANSACTIONAL_ID_NOT_FOUND = 105
@@ -62,7 +86,7 @@ def coordinator_state(cluster: Cluster, transactional_id: str, timeout: float = 
     if c.error is not None or not c.reported or c.reported < 0:
         return None
     node = cluster.topology.broker(c.reported)
-    with KafkaConnection("127.0.0.1", node.client_port, client_id="eoslab-lesson", timeout=timeout) as conn:
+    with KafkaConnection(LOOPBACK, node.client_port, client_id="eoslab-lesson", timeout=timeout) as conn:
         resp = conn.request("DescribeTransactions", None, {"TransactionalIds": [transactional_id]})
     state = resp["TransactionStates"][0]
     if state["ErrorCode"] == TRANSACTIONAL_ID_NOT_FOUND:
@@ -103,7 +127,7 @@ def wait_settled(cluster: Cluster, transactional_ids: list[str], timeout: float 
 class Step:
     """The evidence of one step: what crossed the proxy, what the coordinator logged, what reached the disk."""
 
-    lesson: TransactionLesson
+    lesson: LessonLike
     name: str
     clients: list[str] | None = None  # only these client ids (default: every lesson client)
     mark: int = 0
@@ -227,7 +251,7 @@ class Step:
 
         from IPython.display import Markdown, display
 
-        from eoslab import show_mermaid
+        from eoslab._display import show_mermaid
 
         with ThreadPoolExecutor(max_workers=2) as pool:  # the log and the data are read by JVMs side by side
             states_f, disk_f = pool.submit(self.states), pool.submit(self.disk)
