@@ -13,7 +13,7 @@ Why a child JVM and not JPype (an in-process JVM):
 - a kernel runs ONE JVM for its life with JPype: it cannot be restarted, and its
   classpath is fixed at the first start, so re-running a notebook's setup cell
   must skip the start and a changed classpath needs a kernel restart. A child
-  process is started fresh by each run and ended by ``eoslab heal`` (its pid
+  process is started fresh by each run and ended by ``eoslab.heal`` (its pid
   file is in the clients folder), like the zombie producer;
 - the Java client's threads, its logging and a hang stay out of the kernel,
   and the child can be frozen with SIGSTOP like any zombie;
@@ -36,6 +36,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from eoslab import _procs
 from eoslab._paths import PACKAGE_DIR, cache_dir, clients_dir
 from eoslab.errors import EoslabError, SetupError
 
@@ -43,6 +44,22 @@ SOURCE = PACKAGE_DIR / "_java" / "txnclient" / "TxnClient.java"
 CALL_TIMEOUT = 90.0  # above the Java client's own max.block.ms (60 s) and delivery.timeout.ms (120 s is its default;
 # the lesson sets 30 s), so the client's own error comes back before ours
 LOG4J_CONFIG = PACKAGE_DIR / "_resources" / "log4j2-tools.xml"  # warnings and errors only, on stderr
+
+
+MAIN_CLASS = "TxnClient"
+"""The child's command line holds this: :func:`end_java_producers` signals nothing else."""
+
+
+def pid_dir() -> Path:
+    """The Java producers' pid files: a folder of their own (the zombies' clean-up owns ``clients_dir()``)."""
+    path = clients_dir() / "java"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def end_java_producers() -> list[int]:
+    """End every Java producer a lesson started and left running (``eoslab.heal`` calls this)."""
+    return _procs.end_pid_files(pid_dir(), expect=MAIN_CLASS)
 
 
 class JavaClientError(EoslabError):
@@ -124,7 +141,7 @@ class JavaProducer:
         return self.proc.pid if self.proc else None
 
     def _pid_file(self) -> Path:
-        return clients_dir() / f"{self.name}-{self.pid}.pid"
+        return pid_dir() / f"{self.name}-{self.pid}.pid"
 
     def start(self) -> JavaProducer:
         if self.proc is not None:
@@ -139,7 +156,7 @@ class JavaProducer:
             f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
             "-cp",
             client_classpath(),
-            "TxnClient",
+            MAIN_CLASS,
             *(f"{k}={v}" for k, v in self.config.items()),
         ]
         self.proc = subprocess.Popen(
@@ -151,7 +168,7 @@ class JavaProducer:
             bufsize=1,
             start_new_session=True,
         )
-        self._pid_file().write_text(f"{self.proc.pid}\n")
+        _procs.write_pid(self._pid_file(), self.proc.pid)
         threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
         threading.Thread(target=self._read_log, args=(self.proc,), daemon=True).start()
         ready = self._result(60.0)  # the JVM starts and builds the KafkaProducer

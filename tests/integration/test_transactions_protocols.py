@@ -80,3 +80,17 @@ def test_on_disk_and_in_the_coordinator_log(two):
     assert sorted(jmarks.producer_epoch) == [1, 1, 2, 2, 3, 3]
     rmarks = disk[(disk.client == "librdkafka") & disk.marker.notna()]
     assert set(rmarks.producer_epoch) == {0} and len(rmarks) == 6
+
+
+def test_heal_ends_a_java_producer_a_lesson_left_frozen(cluster):
+    import psutil
+
+    import eoslab
+    from eoslab.java_client import JavaProducer
+
+    j = JavaProducer({"bootstrap.servers": cluster.bootstrap_servers(), "client.id": "left-behind"}).start()
+    pid = j.pid
+    j.freeze()  # a notebook that died mid-lesson leaves it like this
+    eoslab.heal(cluster)
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    j.proc = None  # it is gone: nothing left to stop
