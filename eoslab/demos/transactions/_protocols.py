@@ -164,12 +164,15 @@ def _librdkafka(lesson: TransactionLesson, tid: str, plan: tuple[str, ...]) -> N
 
 
 def _java(lesson: TransactionLesson, tid: str, plan: tuple[str, ...]) -> None:
+    from eoslab._progress import progress_bar
     from eoslab.java_client import JavaClientError
 
-    with java_producer(lesson, "java", tid) as j:
+    calls = 1 + 6 * len(plan)  # init, then begin, two sends, offsets, flush, end per transaction
+    with java_producer(lesson, "java", tid) as j, progress_bar("the Java producer's calls", total=calls) as bar:
         for answer in _java_calls(lesson, j, plan):
             if not answer.get("ok"):
                 raise JavaClientError(f"The Java producer answered {answer}.")
+            bar.update(1)
 
 
 def _java_calls(lesson: TransactionLesson, j: JavaProducer, plan: tuple[str, ...]) -> Any:

@@ -47,6 +47,18 @@ def kafka_error(exc: BaseException) -> dict[str, Any]:
     }
 
 
+def attempt_waiting(fn: Any, timeout: float, what: str) -> dict[str, Any]:
+    """:func:`attempt` of ``fn(timeout)`` for a call that blocks for seconds (a commit that waits for a
+    new coordinator): it runs in a thread while :func:`wait_until` shows its bar."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        future = pool.submit(attempt, fn, timeout)
+        # librdkafka returns (an error at the latest) when its own timeout ends: a few seconds' margin.
+        wait_until(future.done, timeout=timeout + 10, interval=0.1, what=what)
+        return future.result()
+
+
 def attempt(fn: Any, *args: Any) -> dict[str, Any]:
     """Call ``fn`` and return ``{"ok": True}`` or the error's fields (a lesson shows both)."""
     from confluent_kafka import KafkaException
@@ -212,7 +224,7 @@ def coordinator_failover(lesson: TransactionLesson, producer: TxnProducer, heal:
         producer.flush(30)
         cluster.kill(f"broker-{old}")
         t0 = time.monotonic()
-        commit = attempt(producer.commit_transaction, 60)
+        commit = attempt_waiting(producer.commit_transaction, 60, "the commit to reach a new coordinator")
         took = time.monotonic() - t0
     new = cluster.wait_for_new_leader("__transaction_state", part, old_leader=old)
     result = Failover(step, old, new, commit, round(took, 1))

@@ -161,12 +161,18 @@ def marker_delays(lesson: TransactionLesson, producer: TxnProducer, n: int = 20)
     """
     import pandas as pd
 
-    with lesson.step("marker delays", clients=[producer.client_id]) as step:
+    from eoslab._progress import progress_bar
+
+    with (
+        lesson.step("marker delays", clients=[producer.client_id]) as step,
+        progress_bar("committed transactions", total=n, unit=" txn") as bar,
+    ):
         for i in range(n):
             producer.begin_transaction()
             producer.produce(lesson.topic, f"m{i}".encode(), partition=0)
             producer.produce(lesson.topic, f"m{i}".encode(), partition=1)
             producer.commit_transaction(30)
+            bar.update(1)
     trace = step.eos_trace()
     ends = [r for r in trace if r["api"] == "EndTxn" and r["client_id"] == producer.client_id]
     # A request that came while the coordinator was still writing the previous markers (state Prepare*):
