@@ -66,24 +66,6 @@ class JavaClientError(EoslabError):
     """The Java producer's child process failed, or did not answer."""
 
 
-def _javac() -> str:
-    from eoslab._java import java_executable
-
-    java = Path(java_executable())
-    javac = java.with_name("javac")
-    if javac.is_file():
-        return str(javac)
-    import shutil
-
-    found = shutil.which("javac")
-    if found is None:
-        raise SetupError(
-            f"Compiling the lesson's Java client needs `javac` (a JDK), but {java} has none beside it: install a "
-            "JDK 17+ (e.g. `conda env create -f environment.yml`, or your OS's openjdk-17-jdk) and set JAVA_HOME."
-        )
-    return found
-
-
 def client_classpath() -> str:
     """The pinned kafka-clients jar with its dependencies, and the compiled helper in front."""
     from eoslab._jars import kafka_jars
@@ -94,6 +76,7 @@ def client_classpath() -> str:
 def compiled_dir() -> Path:
     """Where ``TxnClient.class`` lives, compiled from the shipped source once (keyed by its hash)."""
     from eoslab._jars import kafka_clients_jar
+    from eoslab._java import javac_executable
 
     digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
     out = cache_dir() / f"txnclient-{digest}"
@@ -102,7 +85,7 @@ def compiled_dir() -> Path:
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     tmp.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
-        [_javac(), "-nowarn", "-d", str(tmp), "-cp", str(kafka_clients_jar()), str(SOURCE)],
+        [javac_executable(), "-nowarn", "-d", str(tmp), "-cp", str(kafka_clients_jar()), str(SOURCE)],
         capture_output=True,
         text=True,
         timeout=300,
