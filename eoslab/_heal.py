@@ -16,11 +16,14 @@ from __future__ import annotations
 from eoslab._timeouts import HEAL
 from eoslab.cluster import Cluster
 from eoslab.faults import clear_faults
+from eoslab.java_client import end_java_producers
 
 
 def heal(cluster: Cluster, timeout: float = HEAL) -> None:
-    """Undo every fault: the proxy forwards everything again and zombie producers are ended (a proxy
-    that is not running is not started here), then every node runs, every ISR is complete, leaders are
-    back on their preferred replicas and the demo topic is arranged as the course draws it."""
+    """Undo every fault: the proxy forwards everything again and zombie producers (and the Java
+    producers' child JVMs a lesson left) are ended (a proxy that is not running is not started here),
+    then every node runs, every ISR is complete, leaders are back on their preferred replicas and the
+    demo topic is arranged as the course draws it."""
     clear_faults(cluster.topology)
+    end_java_producers()
     cluster.restore(timeout)

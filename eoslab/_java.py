@@ -39,6 +39,22 @@ def java_executable() -> str:
     )
 
 
+def javac_executable() -> str:
+    """The ``javac`` of the JDK the cluster's ``java`` belongs to (or on PATH): module 03 compiles its
+    Java client with it. A JRE alone has none: :class:`SetupError` says what to install."""
+    java = Path(java_executable())
+    javac = java.with_name("javac")
+    if javac.is_file():
+        return str(javac)
+    found = shutil.which("javac")
+    if found is None:
+        raise SetupError(
+            f"Compiling module 03's Java client needs `javac` (a JDK), but {java} has none beside it: install a "
+            "JDK 17+ (e.g. `conda env create -f environment.yml`, or your OS's openjdk-17-jdk) and set JAVA_HOME."
+        )
+    return found
+
+
 @functools.lru_cache(maxsize=4)
 def java_major(java: str) -> int:
     """The major version of ``java`` (one ``java -version``: a JVM start, so asked once per process)."""

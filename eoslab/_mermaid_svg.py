@@ -8,7 +8,9 @@ and notes, laid out simply. It reads only the subset of Mermaid the kit itself e
 - ``sequenceDiagram`` (protocol traces): ``participant A as Name``, messages ``->>``, ``-->>``,
   ``-x``, ``--x`` (a lost message ends in a cross), ``->``, ``-->``, and ``Note over A[,B]: text``;
 - ``flowchart`` (the cluster view): ``subgraph ID["title"]`` … ``end`` holding nodes ``ID["text"]``
-  (``<br/>`` breaks lines), one edge line ``X -- label --> Y`` and ``style ID fill:…,stroke:…``.
+  (``<br/>`` breaks lines), one edge line ``X -- label --> Y`` and ``style ID fill:…,stroke:…``;
+- ``stateDiagram-v2`` (the transaction coordinator's states): transitions ``A --> B`` with an optional
+  ``: label``, ``[*]`` as the start (or, as a target, the end).
 
 Anything else returns ``None`` and the viewer keeps the source text. Pure functions, no
 dependencies: the offline bundle and a fresh laptop render the same.
@@ -238,6 +240,114 @@ def flowchart_svg(diagram: str) -> str | None:
     return "\n".join([*head, *out_rows, "</svg>"])
 
 
+_TRANSITION = re.compile(r"^(\[\*\]|\w+)\s*-->\s*(\[\*\]|\w+)\s*(?::\s*(.*))?$")
+START, END = "[*] start", "[*] end"
+
+
+def _state_rows(edges: list[tuple[str, str, str]]) -> list[list[str]]:
+    """States in rows by their distance from the start (breadth first); unreachable ones last."""
+    order = list(dict.fromkeys(s for a, b, _ in edges for s in (a, b)))
+    depth = {START: 0} if START in order else {order[0]: 0}
+    frontier = list(depth)
+    while frontier:
+        nxt = []
+        for a, b, _ in edges:
+            if a in frontier and b not in depth:
+                depth[b] = depth[a] + 1
+                nxt.append(b)
+        frontier = nxt
+    last = max(depth.values()) + 1
+    rows: dict[int, list[str]] = {}
+    for s in order:
+        rows.setdefault(depth.get(s, last), []).append(s)
+    return [rows[k] for k in sorted(rows)]
+
+
+def state_svg(diagram: str) -> str | None:
+    """An SVG of a ``stateDiagram-v2`` of transitions: states in rows, the start on top; a transition to
+    the next row is a straight arrow, any other (back to an earlier state, or skipping rows) a curve."""
+    lines = [ln.strip() for ln in diagram.strip().splitlines()]
+    if not lines or lines[0] not in ("stateDiagram-v2", "stateDiagram"):
+        return None
+    edges: list[tuple[str, str, str]] = []
+    for line in lines[1:]:
+        if not line or line.startswith("%%"):
+            continue
+        m = _TRANSITION.match(line)
+        if m is None:
+            return None
+        a, b, label = m.group(1), m.group(2), (m.group(3) or "").strip()
+        edges.append((START if a == "[*]" else a, END if b == "[*]" else b, label))
+    if not edges:
+        return None
+    merged: dict[tuple[str, str], list[str]] = {}  # parallel transitions: one arrow, their labels joined
+    for a, b, label in edges:
+        merged.setdefault((a, b), []).extend([label] if label else [])
+    edges = [(a, b, "; ".join(labels)) for (a, b), labels in merged.items()]
+    rows = _state_rows(edges)
+    box_w = max([_text_w(s) + 2 * PAD for row in rows for s in row] + [110.0])
+    label_w = max([_text_w(lb) for _, _, lb in edges] + [0.0])
+    gap_x, gap_y = max(box_w * 0.6, 60.0), 90.0
+    margin = PAD + min(label_w, 220.0) + 60  # room for the curves and their labels on both sides
+    inner = max(len(r) for r in rows) * (box_w + gap_x) - gap_x
+    width, height = inner + 2 * margin, len(rows) * (BOX_H + gap_y) - gap_y + 2 * PAD
+    pos: dict[str, tuple[float, float]] = {}
+    for i, row in enumerate(rows):
+        row_w = len(row) * (box_w + gap_x) - gap_x
+        for j, s in enumerate(row):
+            pos[s] = (margin + (inner - row_w) / 2 + j * (box_w + gap_x) + box_w / 2, PAD + i * (BOX_H + gap_y))
+    row_of = {s: i for i, row in enumerate(rows) for s in row}
+    out = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
+        f"viewBox='0 0 {width:.0f} {height:.0f}'>",
+        "<title>State diagram (static copy of the Mermaid diagram, drawn by eoslab)</title>",
+        "<defs><marker id='eos-state-head' viewBox='0 0 10 10' refX='9' refY='5' markerWidth='8' "
+        "markerHeight='8' orient='auto'><path d='M0,0 L10,5 L0,10 z' fill='#333'/></marker></defs>",
+        f"<rect width='{width:.0f}' height='{height:.0f}' fill='white'/>",
+    ]
+    labels = []
+    for k, (a, b, label) in enumerate(edges):
+        (xa, ya), (xb, yb) = pos[a], pos[b]
+        if a == b:  # a state to itself: a loop on its right side
+            x0 = xa + box_w / 2
+            path = f"M{x0:.0f},{ya + 8:.0f} C{x0 + 55:.0f},{ya - 18:.0f} {x0 + 55:.0f},{ya + BOX_H + 18:.0f} "
+            path += f"{x0:.0f},{ya + BOX_H - 8:.0f}"
+            mid = (x0 + 42 + _text_w(label) / 2, ya + BOX_H / 2)
+        elif row_of[b] == row_of[a] + 1:  # one row down: a straight arrow, bottom edge to top edge
+            p0, p3 = (xa, ya + BOX_H), (xb, yb)
+            path = f"M{p0[0]:.0f},{p0[1]:.0f} L{p3[0]:.0f},{p3[1]:.0f}"
+            mid = (0.35 * p0[0] + 0.65 * p3[0], 0.35 * p0[1] + 0.65 * p3[1])  # nearer the target: apart
+        else:  # a curve out to the side: right for the right half of the picture, left otherwise
+            side = 1 if xa >= width / 2 else -1
+            bulge = side * (box_w / 2 + 40 + 18 * (k % 4))
+            p0, p3 = (xa + side * box_w / 2, ya + BOX_H / 2), (xb + side * box_w / 2, yb + BOX_H / 2)
+            c1, c2 = (p0[0] + bulge, p0[1]), (p3[0] + bulge, p3[1])
+            path = f"M{p0[0]:.0f},{p0[1]:.0f} C{c1[0]:.0f},{c1[1]:.0f} {c2[0]:.0f},{c2[1]:.0f} {p3[0]:.0f},{p3[1]:.0f}"
+            mid = (0.125 * p0[0] + 0.375 * (c1[0] + c2[0]) + 0.125 * p3[0], (p0[1] + p3[1]) / 2)
+        out.append(f"<path d='{path}' fill='none' stroke='#333' marker-end='url(#eos-state-head)'/>")
+        parts = label.split("; ") if label else []  # one line per merged transition
+        if parts:
+            w, h = max(_text_w(t) for t in parts) + 8, 15 * len(parts)
+            top = mid[1] - h / 2
+            labels.append(f"<rect x='{mid[0] - w / 2:.0f}' y='{top:.0f}' width='{w:.0f}' height='{h}' fill='white'/>")
+            labels.extend(_t(mid[0], top + 12 + 15 * i, t) for i, t in enumerate(parts))
+    for s, (x, y) in pos.items():
+        if s == START:
+            out.append(f"<circle cx='{x:.0f}' cy='{y + BOX_H / 2:.0f}' r='9' fill='#333'/>")
+        elif s == END:
+            out.append(f"<circle cx='{x:.0f}' cy='{y + BOX_H / 2:.0f}' r='10' fill='white' stroke='#333'/>")
+            out.append(f"<circle cx='{x:.0f}' cy='{y + BOX_H / 2:.0f}' r='6' fill='#333'/>")
+        else:
+            out.append(
+                f"<rect x='{x - box_w / 2:.0f}' y='{y:.0f}' width='{box_w:.0f}' height='{BOX_H}' rx='10' "
+                "fill='#eaeaff' stroke='#9370db'/>"
+            )
+            out.append(_t(x, y + BOX_H / 2 + 4, s))
+    out.extend(labels)  # last, so no line crosses a label
+    out.append("</svg>")
+    return "\n".join(out)
+
+
 def mermaid_svg(diagram: str) -> str | None:
     """The static SVG of a diagram the kit wrote, or None when it is not one this module draws."""
     first = diagram.strip().splitlines()[0].strip() if diagram.strip() else ""
@@ -245,4 +355,6 @@ def mermaid_svg(diagram: str) -> str | None:
         return sequence_svg(diagram)
     if first.startswith("flowchart"):
         return flowchart_svg(diagram)
+    if first in ("stateDiagram-v2", "stateDiagram"):
+        return state_svg(diagram)
     return None

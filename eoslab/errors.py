@@ -23,6 +23,7 @@ drawing against the classes)::
     │   ├── ProxyNotRunning     eoslab.faults: its control API does not answer
     │   ├── ProxyStartError     eoslab.faults: the daemon did not come up (its log says why)
     │   └── FaultRuleError      eoslab.faults: a rule, query or replay the proxy cannot honour
+    ├── JavaClientError         eoslab.java_client: the Java producer's child JVM failed or did not answer
     ├── PartitionFolderMissing  eoslab.inspect: no folder of that partition on that broker
     ├── TransactionNotFound     eoslab.inspect: the coordinator does not know that transactional id
     ├── RunsFormatError         eoslab.runs: a run that lacks a table or a column of the runs format

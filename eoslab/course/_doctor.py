@@ -84,7 +84,12 @@ def check_java() -> Check:
         java = _java.java_executable()
     except SetupError as exc:
         return Check("Java", False, "no usable Java", str(exc))
-    return Check("Java", True, f"Java {_java.java_major(java)} ({java}); Kafka {KAFKA_VERSION} and PySpark need 17+")
+    found = f"Java {_java.java_major(java)} ({java}); Kafka {KAFKA_VERSION} and PySpark need 17+"
+    try:
+        _java.javac_executable()
+    except SetupError as exc:  # a JRE runs the cluster, but module 03 compiles its Java client
+        return Check("Java", False, f"{found}; no javac (a JRE, not a JDK)", str(exc))
+    return Check("Java", True, found + ", module 03's Java client a JDK (javac)")
 
 
 def _cluster_rss_mb(topology: Topology) -> float:

@@ -72,6 +72,9 @@ def response_label(row: dict[str, Any]) -> str:
     elif "producer_id" in resp:
         text = f"pid={resp['producer_id']} ep={resp['producer_epoch']}"
         text += f" {resp['error']}" if resp.get("error_code") else ""
+    elif api == "ApiVersions" and resp.get("finalized_features"):
+        tv = resp["finalized_features"].get("transaction.version", 0)
+        text = f"finalized transaction.version={tv}"
     elif api == "FindCoordinator" and resp.get("items"):
         text = " ".join(
             f"{i['key']} {i['error']}" if i.get("error_code") else f"{i['key']} at broker {i['node_id']}"

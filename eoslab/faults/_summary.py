@@ -3,8 +3,12 @@
 Only the EOS APIs are summarised (InitProducerId, Produce, AddPartitionsToTxn,
 AddOffsetsToTxn, TxnOffsetCommit, EndTxn, FindCoordinator); Metadata responses
 are read only to learn topic ids, because Java 4.x clients send Produce v13
-with a TopicId and no name. Every summary is a plain JSON-able dict, so the
-daemon can ship it over its control API unchanged.
+with a TopicId and no name; ApiVersions responses only for the feature levels
+the broker finalized (``transaction.version``), which travel in tagged fields
+(KIP-584) and decide which transaction protocol a Java 4.x client speaks. The
+proxy forwards every frame byte for byte: reading a field never rewrites it.
+Every summary is a plain JSON-able dict, so the daemon can ship it over its
+control API unchanged.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any
 
 from eoslab.protocol import Request, Response, parse_record_batches
 
-PRODUCE, METADATA, FIND_COORDINATOR = 0, 3, 10
+PRODUCE, METADATA, FIND_COORDINATOR, API_VERSIONS = 0, 3, 10, 18
 INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT = 22, 24, 25, 26, 28
 EOS_API_KEYS = frozenset(
     {PRODUCE, FIND_COORDINATOR, INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT}
@@ -31,7 +35,7 @@ EOS_API_NAMES = frozenset(
         "TxnOffsetCommit",
     }
 )
-DECODED_RESPONSES = EOS_API_KEYS | {METADATA}
+DECODED_RESPONSES = EOS_API_KEYS | {METADATA, API_VERSIONS}
 
 TopicNames = dict[uuid.UUID, str]
 
@@ -225,6 +229,9 @@ def summarize_response(resp: Response, request: dict[str, Any], names: TopicName
             ]
     elif k == METADATA:
         out["topics"] = len(b.get("Topics") or [])
+    elif k == API_VERSIONS:
+        # Tagged fields (v3+): absent from a v0-v2 answer, and a level-0 feature is not listed.
+        out["finalized_features"] = {f["Name"]: f["MaxVersionLevel"] for f in b.get("FinalizedFeatures") or []}
     code = _first_error(codes)
     out.update(error_code=code, error=error_name(code))
     return out

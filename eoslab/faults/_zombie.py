@@ -8,11 +8,14 @@ ends it even if the notebook that started it is gone.
 
 The child obeys one JSON command per line on stdin (``init_transactions``,
 ``begin``, ``produce``, ``flush``, ``commit``, ``abort``, ``exit``) and answers
-one JSON line each; a frozen child answers after it is thawed.
+one JSON line each; a frozen child answers after it is thawed. librdkafka's own
+log lines (on the child's stderr, e.g. "Fatal transaction error") are kept in
+``zombie.log``, never printed under a notebook cell.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import queue
@@ -44,6 +47,7 @@ class ZombieProducer:
         self.config, self.name = dict(config), name
         self.proc: subprocess.Popen[str] | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
+        self.log: collections.deque[str] = collections.deque(maxlen=2000)  # librdkafka's lines from the child
         self.frozen = False
 
     @property
@@ -60,11 +64,13 @@ class ZombieProducer:
                 text=True,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 bufsize=1,
                 start_new_session=True,
             )
             _procs.write_pid(self._pid_file(), self.proc.pid)
             threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
+            threading.Thread(target=self._read_log, args=(self.proc,), daemon=True).start()
             self.call("config", config=self.config)
         return self
 
@@ -73,6 +79,11 @@ class ZombieProducer:
         for line in proc.stdout:
             self._lines.put(line)
         self._lines.put(None)
+
+    def _read_log(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            self.log.append(line.rstrip())
 
     def send(self, op: str, **args: Any) -> None:
         """Queue a command without waiting (a frozen zombie reads it when thawed)."""

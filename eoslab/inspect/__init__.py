@@ -11,6 +11,9 @@ dataclasses (lists of them come as :class:`Rows`, with ``.to_frame()``)::
     ins.offsets(cluster, "demo").to_frame()              # log start, HW, LSO
     ins.coordinator(cluster, "my-txn-app")               # predicted and reported
     ins.transaction_history(cluster, "my-txn-app")       # __transaction_state, in order
+    ins.markers_of(cluster, [("demo", 0), ("demo", 1)])  # COMMIT/ABORT control batches
+    ins.txn_index(cluster, "demo", 0)                    # .txnindex: the aborted transactions
+    ins.finalized_features(cluster)                      # transaction.version=2 (KIP-890)?
     ins.producer_id_blocks(cluster).to_frame()           # ProducerIdsRecords (KIP-730)
     p = ins.ObservedProducer({...}); p.eos()             # librdkafka's own PID/epoch
 
@@ -20,7 +23,7 @@ files in one call, sealed segments cached. Where a Python API answers
 (ListOffsets, FindCoordinator, librdkafka statistics) no JVM starts.
 """
 
-from eoslab.inspect._batches import PartitionFolderMissing, batches, partition_files, records_frame
+from eoslab.inspect._batches import PartitionFolderMissing, batches, batches_of, partition_files, records_frame
 from eoslab.inspect._client_view import ClientEos, ClientLog, ObservedProducer, acquired_pids, observed_producer
 from eoslab.inspect._cluster_views import cluster_mermaid, partition_folder, status_frame
 from eoslab.inspect._coordinators import (
@@ -32,8 +35,17 @@ from eoslab.inspect._coordinators import (
     kafka_abs,
     predict_coordinators,
 )
-from eoslab.inspect._dumplog import Batch, DumpedFile, Record, SnapshotEntry, clear_cache, parse_dump
+from eoslab.inspect._dumplog import AbortedTxn, Batch, DumpedFile, Record, SnapshotEntry, clear_cache, parse_dump
+from eoslab.inspect._features import (
+    Feature,
+    describe_features,
+    features_from_api_versions,
+    finalized_features,
+    parse_feature_describe,
+    transaction_version,
+)
 from eoslab.inspect._isr_timeline import IsrTimeline, isr_timeline
+from eoslab.inspect._markers import Marker, markers, markers_from, markers_of, txn_index
 from eoslab.inspect._offsets import PartitionOffsets, offsets, partition_offsets
 from eoslab.inspect._pid_blocks import (
     PRODUCER_ID_BLOCK_SIZE,
@@ -53,16 +65,20 @@ from eoslab.inspect._transactions import (
     describe_transaction,
     list_transactions,
     parse_transaction_log,
+    transaction_histories,
     transaction_history,
 )
 
 __all__ = [
+    "AbortedTxn",
     "Batch",
     "ClientEos",
     "ClientLog",
     "Coordinator",
     "DumpedFile",
+    "Feature",
     "IsrTimeline",
+    "Marker",
     "ObservedProducer",
     "PRODUCER_ID_BLOCK_SIZE",
     "PartitionFolderMissing",
@@ -79,23 +95,31 @@ __all__ = [
     "TxnLogEntry",
     "acquired_pids",
     "batches",
+    "batches_of",
     "block_of",
     "clear_cache",
     "cluster_mermaid",
     "coordinator",
     "coordinator_partition",
     "coordinators",
+    "describe_features",
     "describe_producers",
     "describe_transaction",
+    "features_from_api_versions",
+    "finalized_features",
     "frame",
     "isr_timeline",
     "java_string_hash",
     "kafka_abs",
     "list_transactions",
+    "markers",
+    "markers_from",
+    "markers_of",
     "observed_producer",
     "offsets",
     "parse_describe_producers",
     "parse_dump",
+    "parse_feature_describe",
     "parse_pid_blocks",
     "parse_transaction_log",
     "partition_files",
@@ -106,5 +130,8 @@ __all__ = [
     "producer_snapshots",
     "records_frame",
     "status_frame",
+    "transaction_histories",
     "transaction_history",
+    "transaction_version",
+    "txn_index",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from eoslab.errors import EoslabError
-from eoslab.inspect._dumplog import Batch, dump, list_folder
+from eoslab.inspect._dumplog import Batch, dump, dump_per_node, list_folder
 from eoslab.inspect._table import Rows
 
 if TYPE_CHECKING:
@@ -98,6 +98,38 @@ def batches(
         found = [replace(b, records=()) for b in found]
     found.sort(key=lambda b: b.base_offset)
     return Rows(found, Batch)
+
+
+def batches_of(
+    cluster: Cluster, partitions: list[tuple[str, int]], *, records: bool = False
+) -> dict[tuple[str, int], list[Batch]]:
+    """The batches of several partitions, each on its current leader: ONE DumpLogSegments call per broker
+    (the calls run at the same time).
+
+    E.g. the two data partitions of a transaction and the ``__consumer_offsets``
+    partition of its group. No ``--print-data-log`` (an internal topic's records
+    are binary): read values with a consumer, or :func:`batches` with ``data=True``.
+    """
+    from dataclasses import replace
+
+    wanted = list(dict.fromkeys(partitions))
+    leaders = {(p.topic, p.partition): p.leader for t in {t for t, _ in wanted} for p in cluster.partitions(t)}
+    by_broker: dict[int, list[tuple[str, str]]] = {}
+    for topic, part in wanted:
+        broker = leaders[(topic, part)]
+        folder = f"{topic}-{part}"
+        names = list_folder(cluster, cluster.topology.broker(broker), folder) or []
+        by_broker.setdefault(broker, []).extend((folder, n) for n in sorted(names) if n.endswith(".log"))
+    out: dict[tuple[str, int], list[Batch]] = {tp: [] for tp in wanted}
+    dumped = dump_per_node(cluster, by_broker, "--deep-iteration")  # the brokers' JVMs run side by side
+    for broker, files in by_broker.items():
+        for (folder, _), f in zip(files, dumped[broker], strict=True):
+            topic, _, number = folder.rpartition("-")
+            found = f.batches if records else [replace(b, records=()) for b in f.batches]
+            out[(topic, int(number))].extend(found)
+    for tp in out:
+        out[tp].sort(key=lambda b: b.base_offset)
+    return out
 
 
 def records_frame(batch_list: list[Batch]) -> pd.DataFrame:

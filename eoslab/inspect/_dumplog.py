@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -121,6 +122,23 @@ class SnapshotEntry:
     offset_delta: int
 
 
+@dataclass(frozen=True)
+class AbortedTxn:
+    """One entry of a segment's ``.txnindex``: an aborted transaction of one producer (KIP-98).
+
+    Each replica appends one when it writes an ABORT marker: ``first_offset`` of the
+    aborted transaction, ``last_offset`` = the marker's, ``last_stable_offset`` the LSO
+    after it. A ``read_committed`` fetch sends these so the consumer drops those batches.
+    """
+
+    file: str
+    version: int
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int
+
+
 @dataclass
 class DumpedFile:
     """The parse of one ``Dumping <file>`` section."""
@@ -128,6 +146,7 @@ class DumpedFile:
     path: str
     batches: list[Batch] = field(default_factory=list)
     snapshot: list[SnapshotEntry] = field(default_factory=list)
+    aborted: list[AbortedTxn] = field(default_factory=list)  # a .txnindex file's entries
     notes: list[str] = field(default_factory=list)  # lines we did not recognise, kept for debugging
 
 
@@ -272,6 +291,18 @@ def parse_dump(text: str) -> list[DumpedFile]:
                     offset_delta=int(t["offsetDelta"]),
                 )
             )
+        elif line.startswith("version: ") and "producerId: " in line:
+            t = dict(_TOKEN.findall(line))
+            cur.aborted.append(
+                AbortedTxn(
+                    file=cur.path,
+                    version=int(t["version"]),
+                    producer_id=int(t["producerId"]),
+                    first_offset=int(t["firstOffset"]),
+                    last_offset=int(t["lastOffset"]),
+                    last_stable_offset=int(t["lastStableOffset"]),
+                )
+            )
         elif line.strip() and not line.startswith("Log starting offset"):
             cur.notes.append(line)
     flush()
@@ -282,11 +313,25 @@ def parse_dump(text: str) -> list[DumpedFile]:
 
 _CACHE: OrderedDict[tuple[Any, ...], DumpedFile] = OrderedDict()
 _CACHE_SIZE = 512
+_LOCK = threading.Lock()  # dumps of several brokers may run in threads at once (one JVM each)
 
 
 def clear_cache() -> None:
     """Forget every parsed file (e.g. after a reset of the cluster's data)."""
-    _CACHE.clear()
+    with _LOCK:
+        _CACHE.clear()
+
+
+def dump_per_node(
+    cluster: Cluster, files_of: dict[int, list[tuple[str, str]]], *flags: str
+) -> dict[int, list[DumpedFile]]:
+    """:func:`dump_files` for several brokers (node id -> files), the JVMs running at the same time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    nodes = {b: cluster.topology.broker(b) for b in files_of}
+    with ThreadPoolExecutor(max_workers=max(1, len(files_of))) as pool:
+        futures = {b: pool.submit(dump_files, cluster, nodes[b], files, *flags) for b, files in files_of.items()}
+        return {b: f.result() for b, f in futures.items()}
 
 
 def list_folder(cluster: Cluster, node: Node, folder: str) -> list[str] | None:
@@ -306,10 +351,19 @@ def dump(cluster: Cluster, node: Node, folder: str, names: Sequence[str], *flags
     ``flags`` are the tool's options (``--deep-iteration``, ``--print-data-log``,
     ``--transaction-log-decoder`` ...). Cached per file by (size, mtime).
     """
+    return dump_files(cluster, node, [(folder, n) for n in names], *flags)
+
+
+def dump_files(cluster: Cluster, node: Node, files: Sequence[tuple[str, str]], *flags: str) -> list[DumpedFile]:
+    """Like :func:`dump` for (folder, file name) pairs of several partitions of ONE node: still one JVM call.
+
+    Why: a lesson that shows the markers of partition A and of a ``__consumer_offsets``
+    partition led by the same broker pays one JVM start, not two.
+    """
     host = cluster.backend.host_data_path(node)
-    tool_dir = f"{cluster.backend.data_path(node)}/{folder}"
+    base = cluster.backend.data_path(node)
     keys: list[tuple[Any, ...] | None] = []
-    for name in names:
+    for folder, name in files:
         key: tuple[Any, ...] | None = None
         if host is not None:
             try:
@@ -318,24 +372,28 @@ def dump(cluster: Cluster, node: Node, folder: str, names: Sequence[str], *flags
             except FileNotFoundError:  # deleted by retention since the listing: dump it anyway, the tool says
                 key = None
         keys.append(key)
-    missing = [n for n, k in zip(names, keys, strict=True) if k is None or k not in _CACHE]
-    fresh: dict[str, DumpedFile] = {}
+    with _LOCK:
+        missing = [f for f, k in zip(files, keys, strict=True) if k is None or k not in _CACHE]
+    fresh: dict[tuple[str, str], DumpedFile] = {}
     if missing:
-        out = cluster.tool("dump-log", *flags, "--files", ",".join(f"{tool_dir}/{n}" for n in missing), node=node.name)
+        paths = ",".join(f"{base}/{folder}/{name}" for folder, name in missing)
+        out = cluster.tool("dump-log", *flags, "--files", paths, node=node.name)
         for parsed in parse_dump(out):
-            fresh[os.path.basename(parsed.path)] = parsed
+            p = parsed.path.rstrip("/")
+            fresh[(os.path.basename(os.path.dirname(p)), os.path.basename(p))] = parsed
     result = []
-    for name, key in zip(names, keys, strict=True):
-        if name in fresh:
-            got = fresh[name]
-            if key is not None:
-                _CACHE[key] = got
-                while len(_CACHE) > _CACHE_SIZE:
-                    _CACHE.popitem(last=False)
-        elif key is not None and key in _CACHE:
-            got = _CACHE[key]
-            _CACHE.move_to_end(key)
-        else:
-            got = DumpedFile(f"{tool_dir}/{name}", notes=["the tool printed nothing for this file"])
+    for (folder, name), key in zip(files, keys, strict=True):
+        with _LOCK:
+            if (folder, name) in fresh:
+                got = fresh[(folder, name)]
+                if key is not None:
+                    _CACHE[key] = got
+                    while len(_CACHE) > _CACHE_SIZE:
+                        _CACHE.popitem(last=False)
+            elif key is not None and key in _CACHE:
+                got = _CACHE[key]
+                _CACHE.move_to_end(key)
+            else:
+                got = DumpedFile(f"{base}/{folder}/{name}", notes=["the tool printed nothing for this file"])
         result.append(got)
     return result

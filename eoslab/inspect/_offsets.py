@@ -41,19 +41,47 @@ class PartitionOffsets:
     FRAME_EXTRAS = ("open_gap",)
 
 
+# Errors of a partition whose leadership just moved: asked again (librdkafka does not flag them retriable
+# in an AdminClient answer). LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH,
+# UNKNOWN_LEADER_EPOCH ("Leader epoch is newer than broker epoch", seen right after a heal's elections).
+_TRANSIENT = frozenset({5, 6, 74, 75})
+
+
 def _ask(client: Any, tps: list[Any], spec: Any, isolation: Any, timeout: float) -> dict[tuple[str, int], int]:
+    """One ListOffsets per partition; a retriable answer (a leader elected a moment ago, whose epoch the
+    client or the broker does not know yet: UNKNOWN_LEADER_EPOCH, FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER)
+    is asked again until ``timeout``, after fresh metadata, as a client would. (Seen after a heal moved
+    leaders back: the AdminClient kept the old leader epoch until its metadata was refreshed.)"""
+    import time
+
     from confluent_kafka import KafkaException
 
-    futures = client.list_offsets({tp: spec for tp in tps}, isolation_level=isolation, request_timeout=timeout)
-    out = {}
-    for tp, fut in futures.items():
-        try:
-            out[(tp.topic, tp.partition)] = fut.result(timeout=timeout + 1).offset
-        except KafkaException as exc:
-            raise EoslabError(
-                f"ListOffsets for {tp.topic}-{tp.partition} failed: {exc.args[0].str()}. "
-                "Check the topic exists and its leader is up (cluster.partitions())."
-            ) from None
+    deadline = time.monotonic() + timeout
+    out: dict[tuple[str, int], int] = {}
+    todo = list(tps)
+    while todo:
+        futures = client.list_offsets({tp: spec for tp in todo}, isolation_level=isolation, request_timeout=timeout)
+        again = []
+        for tp, fut in futures.items():
+            try:
+                out[(tp.topic, tp.partition)] = fut.result(timeout=timeout + 1).offset
+            except KafkaException as exc:
+                err = exc.args[0]
+                if (err.retriable() or err.code() in _TRANSIENT) and time.monotonic() < deadline:
+                    again.append(tp)
+                    continue
+                raise EoslabError(
+                    f"ListOffsets for {tp.topic}-{tp.partition} failed: {err.str()}. "
+                    "Check the topic exists and its leader is up (cluster.partitions())."
+                ) from None
+        todo = again
+        if todo:
+            time.sleep(0.2)
+            for topic in {tp.topic for tp in todo}:  # a Metadata request refreshes the client's leader epochs
+                try:
+                    client.list_topics(topic=topic, timeout=timeout)
+                except KafkaException:
+                    pass
     return out
 
 

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,7 @@ from eoslab.errors import EoslabError
 from eoslab.inspect._batches import partition_files
 from eoslab.inspect._cli_table import opt_int, parse_tsv
 from eoslab.inspect._coordinators import coordinator_partition
-from eoslab.inspect._dumplog import DumpedFile, dump
+from eoslab.inspect._dumplog import DumpedFile, dump, dump_per_node, list_folder
 from eoslab.inspect._table import Rows
 from eoslab.topology import TXN_STATE_PARTITIONS
 
@@ -79,8 +80,14 @@ class TxnLogEntry:
     """One state change of a transactional id, as its coordinator logged it.
 
     ``state`` is ``"<deleted>"`` for the tombstone that removes an expired id
-    (``transactional.id.expiration.ms``). ``client_transaction_version`` is
-    written from transaction version 2 on (KIP-890); None when absent.
+    (``transactional.id.expiration.ms``). The KIP-890 fields are tagged fields,
+    written only when set (None when absent): ``client_transaction_version``
+    is 2 for a client that speaks transaction version 2 (the Java 4.x client)
+    AND for the aborts the coordinator starts itself (a fence, a timeout),
+    whatever the client; ``previous_producer_id``, ``next_producer_id`` and
+    ``next_producer_epoch`` appear when an epoch overflow hands the id a new
+    producer id. ``append_time_ms`` is the coordinator's clock when it wrote
+    the record; ``last_update_ms`` the time it decided the change.
     """
 
     transactional_id: str
@@ -96,6 +103,7 @@ class TxnLogEntry:
     client_transaction_version: int | None = None
     previous_producer_id: int | None = None
     next_producer_id: int | None = None
+    next_producer_epoch: int | None = None
 
 
 def parse_list(text: str) -> list[TransactionListing]:
@@ -151,9 +159,14 @@ def _partitions(value: dict[str, Any]) -> tuple[str, ...]:
 
 
 def parse_transaction_log(files: list[DumpedFile], transactional_id: str | None = None) -> list[TxnLogEntry]:
-    """The ``__transaction_state`` records (of one id, or all) in log order."""
-    out = []
+    """The ``__transaction_state`` records (of one id, or all) in log order.
+
+    Entries are ordered by partition folder, then offset (offsets of two
+    partitions do not compare).
+    """
+    found: list[tuple[str, int, TxnLogEntry]] = []
     for f in files:
+        folder = os.path.dirname(f.path)
         for b in f.batches:
             for r in b.records:
                 key = r.key_json()
@@ -164,29 +177,30 @@ def parse_transaction_log(files: list[DumpedFile], transactional_id: str | None 
                     continue
                 v = r.value_json()
                 if v is None:
-                    out.append(TxnLogEntry(tid, r.offset, "<deleted>", None, None, (), None, None, None, b.timestamp))
+                    gone = TxnLogEntry(tid, r.offset, "<deleted>", None, None, (), None, None, None, b.timestamp)
+                    found.append((folder, r.offset, gone))
                     continue
                 d = v["data"]
                 status = d["transactionStatus"]
-                out.append(
-                    TxnLogEntry(
-                        transactional_id=tid,
-                        offset=r.offset,
-                        state=TXN_STATES[status] if 0 <= status < len(TXN_STATES) else f"unknown({status})",
-                        producer_id=d["producerId"],
-                        producer_epoch=d["producerEpoch"],
-                        partitions=_partitions(d),
-                        timeout_ms=d.get("transactionTimeoutMs"),
-                        last_update_ms=d.get("transactionLastUpdateTimestampMs"),
-                        start_ms=d.get("transactionStartTimestampMs"),
-                        append_time_ms=b.timestamp,
-                        client_transaction_version=d.get("clientTransactionVersion"),
-                        previous_producer_id=d.get("previousProducerId"),
-                        next_producer_id=d.get("nextProducerId"),
-                    )
+                entry = TxnLogEntry(
+                    transactional_id=tid,
+                    offset=r.offset,
+                    state=TXN_STATES[status] if 0 <= status < len(TXN_STATES) else f"unknown({status})",
+                    producer_id=d["producerId"],
+                    producer_epoch=d["producerEpoch"],
+                    partitions=_partitions(d),
+                    timeout_ms=d.get("transactionTimeoutMs"),
+                    last_update_ms=d.get("transactionLastUpdateTimestampMs"),
+                    start_ms=d.get("transactionStartTimestampMs"),
+                    append_time_ms=b.timestamp,
+                    client_transaction_version=d.get("clientTransactionVersion"),
+                    previous_producer_id=d.get("previousProducerId"),
+                    next_producer_id=d.get("nextProducerId"),
+                    next_producer_epoch=d.get("nextProducerEpoch"),
                 )
-    out.sort(key=lambda e: e.offset)
-    return out
+                found.append((folder, r.offset, entry))
+    found.sort(key=lambda t: (t[0], t[1]))
+    return [e for _, _, e in found]
 
 
 def transaction_history(cluster: Cluster, transactional_id: str, broker: int | None = None) -> Rows[TxnLogEntry]:
@@ -201,3 +215,30 @@ def transaction_history(cluster: Cluster, transactional_id: str, broker: int | N
     node, folder, names = partition_files(cluster, "__transaction_state", part, broker)
     files = dump(cluster, node, folder, names, "--transaction-log-decoder")
     return Rows(parse_transaction_log(files, transactional_id), TxnLogEntry)
+
+
+def transaction_histories(
+    cluster: Cluster, transactional_ids: list[str], since: dict[str, int] | None = None
+) -> dict[str, Rows[TxnLogEntry]]:
+    """:func:`transaction_history` of several ids: ONE DumpLogSegments call per coordinator broker.
+
+    ``since`` maps an id to the first ``__transaction_state`` offset to keep
+    (e.g. the offset before a lesson step), so a step shows only its own records.
+    """
+    wanted = {coordinator_partition(t, TXN_STATE_PARTITIONS) for t in transactional_ids}
+    leaders = {p.partition: p.leader for p in cluster.partitions("__transaction_state")}
+    files_of: dict[int, list[tuple[str, str]]] = {}
+    for part in sorted(wanted):
+        broker = leaders[part]
+        node = cluster.topology.broker(broker)
+        folder = f"__transaction_state-{part}"
+        names = list_folder(cluster, node, folder) or []
+        files_of.setdefault(broker, []).extend((folder, n) for n in sorted(names) if n.endswith(".log"))
+    dumped: list[DumpedFile] = [
+        f for files in dump_per_node(cluster, files_of, "--transaction-log-decoder").values() for f in files
+    ]
+    out: dict[str, Rows[TxnLogEntry]] = {}
+    for tid in transactional_ids:
+        first = (since or {}).get(tid, 0)
+        out[tid] = Rows([e for e in parse_transaction_log(dumped, tid) if e.offset >= first], TxnLogEntry)
+    return out

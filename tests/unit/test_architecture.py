@@ -46,7 +46,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("protocol",),
     ("cluster",),
     ("faults",),
-    ("clients",),
+    ("clients", "java_client"),
     ("inspect",),
     ("_heal", "_up"),
     ("runs",),

@@ -83,6 +83,26 @@ def test_no_java_no_maven_no_docker_no_chromium(monkeypatch, tmp_path):
     assert not report.ready and "FAIL  Java" in str(report) and "note  Chromium" in str(report)
 
 
+def test_a_jre_without_javac_fails_the_java_check_for_module_03(monkeypatch, tmp_path):
+    import shutil
+
+    real = shutil.which("java")
+    if real is None or _java.java_major(real) < 17:
+        pytest.skip("needs a Java 17+ on PATH to stand in for a JRE")
+    jre = tmp_path / "jre" / "bin"
+    jre.mkdir(parents=True)
+    (jre / "java").symlink_to(real)  # a java with no javac beside it, and none on PATH
+    monkeypatch.setenv("PATH", str(jre))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    _java.java_executable.cache_clear()
+    try:
+        java = _doctor.check_java()
+    finally:
+        _java.java_executable.cache_clear()
+    assert not java.ok and java.required and "no javac" in java.found
+    assert "module 03" in java.todo and "JDK" in java.todo and _one_sentence(java.todo)
+
+
 def test_too_little_memory_says_how_much(monkeypatch):
     monkeypatch.setattr(_doctor, "MIN_FREE_MB", 10**9)
     check = _doctor.check_memory()

@@ -121,3 +121,41 @@ def test_a_notebook_exported_to_html_shows_the_run_as_svg():
     embedded = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
     assert len(embedded) == 1
     assert "response dropped by proxy" in base64.b64decode(embedded[0]).decode()
+
+
+def _recorded_states_diagram() -> str:
+    """Module 03's state diagram of a RECORDED `__transaction_state` dump (librdkafka and Java TV2 ids,
+    a fence, a timeout abort): what the notebook's last diagram draws."""
+    from eoslab import inspect as ins
+    from eoslab.demos.transactions import states_diagram
+    from eoslab.demos.transactions._lesson import STATE_COLUMNS
+
+    dump = (DATA.parent / "inspect" / "dump_txn_log_tv2.txt").read_text()
+    return states_diagram(ins.frame(ins.parse_transaction_log(ins.parse_dump(dump)), STATE_COLUMNS))
+
+
+def test_the_coordinators_state_diagram_shows_every_state_and_transition():
+    diagram = _recorded_states_diagram()
+    svg = mermaid_svg(diagram)
+    assert svg is not None and "State diagram" in svg
+    texts = _texts(svg)
+    transitions = [ln.strip() for ln in diagram.splitlines()[1:]]
+    states = {s for ln in transitions for s in ln.split(" : ")[0].split(" --> ")} - {"[*]"}
+    assert states >= {"Empty", "Ongoing", "PrepareCommit", "CompleteCommit", "PrepareAbort", "CompleteAbort"}
+    for state in states:
+        assert texts.count(state) == 1, state
+    for ln in transitions:  # every label is drawn, parallel transitions one line each on a shared arrow
+        assert ln.split(" : ", 1)[1] in texts, ln
+    pairs = {tuple(ln.split(" : ")[0].split(" --> ")) for ln in transitions}
+    root = ET.fromstring(svg)
+    assert len([el for el in root.iter(f"{SVG}path") if el.get("marker-end")]) == len(pairs)
+    assert len([el for el in root.iter(f"{SVG}circle")]) == 1  # the start; nothing ends
+
+
+def test_state_diagram_start_end_and_unknown_syntax():
+    svg = mermaid_svg("stateDiagram-v2\n    [*] --> Empty\n    Empty --> Dead : tombstone\n    Dead --> [*]")
+    assert svg is not None and {"Empty", "Dead", "tombstone"} <= set(_texts(svg))
+    assert len(list(ET.fromstring(svg).iter(f"{SVG}circle"))) == 3  # the start dot, the end's two rings
+    assert mermaid_svg("stateDiagram-v2\n    state Fork <<fork>>\n    A --> B") is None
+    assert mermaid_svg("stateDiagram-v2") is None
+    assert "image/svg+xml" in mermaid_bundle(_recorded_states_diagram())

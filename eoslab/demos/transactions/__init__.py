@@ -1,0 +1,96 @@
+"""The flows of module 03 (transactions), shared by the notebook, its lab and the checks.
+
+General on purpose: every function takes the topic, partitions and
+transactional ids it works on, so modules 04 (read_committed, the LSO) and 05
+(an exactly-once pipeline) reuse them::
+
+    from eoslab.demos import transactions as txn
+    lesson = txn.TransactionLesson(cluster)          # ids, topics and coordinators of one run
+    lesson.arrange_coordinators()                     # broker 3 coordinates the id, broker 1 the group
+    with lesson.step("init") as s:
+        p = lesson.producer("producer-1"); p.init_transactions(30)
+    s.show()                                          # the trace, __transaction_state, the disk
+"""
+
+from eoslab.demos.transactions._arrange import (
+    INTERNAL_TOPIC,
+    Moved,
+    leader_views,
+    make_coordinator,
+    make_leader,
+    wait_coordinator,
+)
+from eoslab.demos.transactions._clients import (
+    READ_COMMITTED,
+    TXN_PRODUCER,
+    TxnProducer,
+    committed_offsets,
+    consumer,
+    read_values,
+    run_id,
+    seed_input,
+    transactional_producer,
+)
+from eoslab.demos.transactions._lesson import TransactionLesson
+from eoslab.demos.transactions._protocols import JAVA_PRODUCER, PLAN, TwoClients, java_producer, two_protocols
+from eoslab.demos.transactions._scenarios import (
+    Failover,
+    Fenced,
+    Hung,
+    attempt,
+    coordinator_failover,
+    fence_zombie,
+    hung_transaction,
+    kafka_error,
+)
+from eoslab.demos.transactions._step import Step, coordinator_state, producer_ids, wait_settled
+from eoslab.demos.transactions._timeline import (
+    LANES,
+    marker_delays,
+    plot_marker_delays,
+    plot_timeline,
+    states_diagram,
+    timed_transaction,
+)
+
+__all__ = [
+    "Failover",
+    "Fenced",
+    "Hung",
+    "INTERNAL_TOPIC",
+    "JAVA_PRODUCER",
+    "LANES",
+    "Moved",
+    "PLAN",
+    "READ_COMMITTED",
+    "Step",
+    "TXN_PRODUCER",
+    "TransactionLesson",
+    "TwoClients",
+    "TxnProducer",
+    "attempt",
+    "committed_offsets",
+    "consumer",
+    "coordinator_failover",
+    "coordinator_state",
+    "fence_zombie",
+    "hung_transaction",
+    "java_producer",
+    "kafka_error",
+    "leader_views",
+    "make_coordinator",
+    "make_leader",
+    "marker_delays",
+    "plot_marker_delays",
+    "plot_timeline",
+    "producer_ids",
+    "read_values",
+    "run_id",
+    "seed_input",
+    "states_diagram",
+    "timed_transaction",
+    "transactional_producer",
+    "two_protocols",
+    "wait_coordinator",
+    "wait_settled",
+]

@@ -1,0 +1,194 @@
+"""The course's transactional clients: librdkafka settings as data, every EOS line commented.
+
+Every producer here goes through the fault proxy (so the trace sees it), logs
+through Python ``logging`` into its own :class:`~eoslab.inspect.ClientLog`
+(``producer.log.grep(...)``: librdkafka's warnings never land in a notebook
+as red text), and carries a ``client.id`` that scopes the proxy's rules.
+
+Observed on the real cluster (Kafka 4.1.2, confluent-kafka 2.16.1 / librdkafka 2.16.0):
+librdkafka refuses ``message.timeout.ms`` > ``transaction.timeout.ms`` at
+construction ("must be set <= `transaction.timeout.ms`").
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from eoslab import inspect as ins
+from eoslab._librdkafka import LESSONS
+from eoslab._wait import wait_until
+
+if TYPE_CHECKING:
+    from confluent_kafka import Consumer
+
+    from eoslab.cluster import Cluster
+
+TXN_PRODUCER: dict[str, Any] = {
+    # transactional.id (set per producer) implies these two; said out loud.
+    "enable.idempotence": True,  # producer id + epoch + sequence numbers under every transactional batch
+    "acks": "all",  # a batch is written once min.insync.replicas=2 replicas have it
+    # How long the coordinator lets a transaction stay open before it aborts it itself (and bumps the
+    # epoch, which fences this producer). librdkafka's default is 60 s; the broker caps it with
+    # transaction.max.timeout.ms (15 min by default).
+    "transaction.timeout.ms": 60000,
+    # In transactional mode librdkafka DERIVES message.timeout.ms and socket.timeout.ms from the
+    # transaction timeout unless they are set; set them, so a lesson that lowers one knows the others.
+    "message.timeout.ms": 30000,  # a record not acknowledged within 30 s fails the transaction (abortable)
+    "socket.timeout.ms": 10000,  # a request without an answer for 10 s is retried on a new connection
+    "linger.ms": 5,  # small batches, sent at once: a lesson's few records each make one batch per partition
+    # Reconnect and retry quickly after the proxy cut a connection or a broker was killed.
+    "reconnect.backoff.ms": 50,
+    "reconnect.backoff.max.ms": 500,
+    "retry.backoff.ms": 50,
+}
+
+READ_COMMITTED: dict[str, Any] = {
+    # librdkafka's default is read_committed, Java's (and Spark's) read_uncommitted: always say which.
+    "isolation.level": "read_committed",
+    "auto.offset.reset": "earliest",
+    "enable.auto.commit": False,  # offsets move only where the lesson commits them
+}
+
+LOGGER = LESSONS.getChild("transactions")
+"""The lesson's librdkafka clients: each producer logs into its own child, kept in ``producer.log``."""
+
+
+def run_id() -> str:
+    """A short id for one run of a lesson or a check: every transactional id and topic gets it."""
+    return uuid.uuid4().hex[:6]
+
+
+class TxnProducer(ins.ObservedProducer):
+    """An :class:`~eoslab.inspect.ObservedProducer` that knows its ``client.id`` and ``transactional.id``."""
+
+    client_id: str
+    transactional_id: str
+
+
+def transactional_producer(
+    cluster: Cluster,
+    transactional_id: str,
+    client_id: str | None = None,
+    *,
+    proxied: bool = True,
+    debug: str | None = None,
+    conf: dict[str, Any] | None = None,
+) -> TxnProducer:
+    """A librdkafka transactional producer (not yet initialised) with :data:`TXN_PRODUCER` settings.
+
+    ``conf`` overrides them, keyed by librdkafka's property names (``{"transaction.timeout.ms": 3000}``).
+    """
+    settings = {**TXN_PRODUCER, **(conf or {})}
+    settings.update(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers(proxied=proxied),
+            "transactional.id": transactional_id,
+            "client.id": client_id or transactional_id,
+        }
+    )
+    logger = logging.getLogger(f"{LOGGER.name}.{settings['client.id']}")
+    logger.propagate = False  # kept in the producer's own log, not printed under a notebook cell
+    logger.setLevel(logging.DEBUG if debug else logging.INFO)
+    for h in list(logger.handlers):  # a re-run of the same client id: the old producer's log is not ours
+        logger.removeHandler(h)
+    settings["logger"] = logger
+    p = TxnProducer(settings, debug=debug)
+    if not debug:  # (with debug, ObservedProducer attached its log itself)
+        logger.addHandler(p.log)
+    p.client_id = settings["client.id"]
+    p.transactional_id = transactional_id
+    return p
+
+
+def consumer(
+    cluster: Cluster,
+    group: str,
+    *,
+    isolation: str = "read_committed",
+    proxied: bool = False,
+    conf: dict[str, Any] | None = None,
+) -> Consumer:
+    """A consumer with an EXPLICIT isolation level and no auto commit (see :data:`READ_COMMITTED`).
+
+    ``conf`` adds or overrides settings, keyed by librdkafka's property names.
+    """
+    from confluent_kafka import Consumer
+
+    settings = {
+        **READ_COMMITTED,
+        "bootstrap.servers": cluster.bootstrap_servers(proxied=proxied),
+        "group.id": group,
+        "isolation.level": isolation,
+        "logger": LOGGER,
+        **(conf or {}),
+    }
+    return Consumer(settings)
+
+
+def read_values(
+    cluster: Cluster,
+    topic: str,
+    partitions: list[int] | None = None,
+    *,
+    isolation: str = "read_committed",
+    timeout: float = 10.0,
+) -> list[tuple[int, int, str]]:
+    """(partition, offset, value) of every record a consumer with ``isolation`` reads from the start.
+
+    Reads up to the end offsets as that isolation level sees them (the LSO for
+    ``read_committed``, the high watermark otherwise), so it returns once it got
+    everything visible, not after a fixed wait.
+    """
+    from confluent_kafka import TopicPartition
+
+    if partitions is None:
+        partitions = [p.partition for p in cluster.partitions(topic)]
+    ends = {
+        o.partition: (o.last_stable if isolation == "read_committed" else o.high_watermark)
+        for o in ins.offsets(cluster, topic, partitions)
+    }
+    c = consumer(cluster, f"eoslab-reader-{run_id()}", isolation=isolation)
+    try:
+        c.assign([TopicPartition(topic, p, 0) for p in partitions])
+        out: list[tuple[int, int, str]] = []
+        positions = {p: 0 for p in partitions}
+
+        def done() -> bool:
+            for m in c.consume(100, 0.2):
+                part, off = m.partition(), m.offset()
+                if m.error() is None and part is not None and off is not None:
+                    out.append((part, off, (m.value() or b"").decode()))
+                    positions[part] = off + 1
+            # Markers and aborted records take offsets but are never delivered: ask the client.
+            for tp in c.position([TopicPartition(topic, p) for p in partitions]):
+                if tp.offset >= 0:
+                    positions[tp.partition] = max(positions[tp.partition], tp.offset)
+            return all(positions[p] >= ends[p] for p in partitions)
+
+        wait_until(done, timeout=timeout, interval=0.0, what=f"a {isolation} read of {topic} up to {ends}")
+        return sorted(out)
+    finally:
+        c.close()
+
+
+def committed_offsets(cluster: Cluster, group: str, topic: str, partitions: list[int]) -> dict[int, int]:
+    """The group's committed offset per partition (-1001 = none), asked of the group coordinator."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+    req = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in partitions])]
+    result = cluster.admin.client.list_consumer_group_offsets(req)[group].result(timeout=15)
+    return {tp.partition: tp.offset for tp in result.topic_partitions}
+
+
+def seed_input(cluster: Cluster, topic: str, values: list[str]) -> None:
+    """Create ``topic`` (one partition, replicas on all brokers) and write ``values`` to it, idempotently."""
+    from confluent_kafka import Producer
+
+    cluster.admin.create_topic(topic, replica_assignment=[[1, 2, 3]])
+    p = Producer({"bootstrap.servers": cluster.bootstrap_servers(), "enable.idempotence": True, "logger": LOGGER})
+    for v in values:
+        p.produce(topic, v.encode(), partition=0)
+    if p.flush(30):
+        raise RuntimeError(f"could not write the input records to {topic}")
