@@ -19,6 +19,7 @@ from eoslab.cluster import Cluster
 from eoslab.errors import EoslabError
 from eoslab.faults import ensure_proxy
 from eoslab.grading import CELL_TIMEOUT, NOTEBOOK_LIMIT
+from eoslab.runs import PEERS
 
 
 def _cluster(args: argparse.Namespace) -> Cluster:
@@ -200,13 +201,33 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.what == "proxy":
         from eoslab.bench.kit import bench_proxy
 
-        return bench_proxy(_cluster(args), seconds=args.seconds)
+        return bench_proxy(_cluster(args), seconds=args.seconds or PROXY_ROUND_S)
     if args.what == "producers":
-        from eoslab.bench.producers import run_matrix, summary_text
+        from eoslab.bench.producers import estimate_s, run_matrix
+        from eoslab.runs import matrix
 
+        shape = {
+            k: v
+            for k, v in (
+                ("rounds", args.rounds),
+                ("seconds", args.seconds),
+                ("java_peer", args.java),
+                ("java_seconds", args.java_seconds),
+            )
+            if v is not None
+        }
+        m = matrix(args.matrix, **shape)
         cluster = _cluster(args)
         cluster.require_running()
-        print(summary_text(run_matrix(cluster, args.matrix, args.runs_dir)))
+        print(
+            f"{m.name} matrix: {m.rounds} rounds × {len(m.workloads)} modes, Java peer: {m.java_peer}; "
+            f"about {estimate_s(m) / 60:.1f} min on a quiet 2-core laptop"
+        )
+        folder = run_matrix(cluster, m, args.runs_dir)
+        from eoslab.analysis import report, spark_session  # Spark computes the intervals
+
+        print(report(spark_session(kafka=False), folder))
+        print(f"written to {folder}")
         return 0
     if args.what == "analyse":
         from eoslab.analysis import bench_analyse
@@ -377,7 +398,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=ANALYSIS_RUNS,
         help="analyse: also time the analysis over this many generated runs (0: only the real ones)",
     )
-    s.add_argument("--seconds", type=float, default=PROXY_ROUND_S, help="proxy: seconds per measured round")
+    s.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help=f"proxy: seconds per measured round (default {PROXY_ROUND_S:g}); producers: seconds per mode and round "
+        "(transactional modes run on until 20 commits)",
+    )
+    s.add_argument("--rounds", type=int, default=None, help="producers: rounds (every mode once per round)")
+    s.add_argument(
+        "--java", choices=PEERS, default=None, help="producers: which modes Kafka's producer-perf-test measures"
+    )
+    s.add_argument("--java-seconds", type=float, default=None, help="producers: the Java tool's measured stretch")
     s.add_argument("--fresh", action="store_true", help="cluster: also time a start from empty storage (deletes data)")
     s.add_argument("--starts", type=int, default=1, help="cluster: cold starts to time, one after another")
     s.add_argument(
