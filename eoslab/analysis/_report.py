@@ -20,18 +20,12 @@ from eoslab.analysis._load import Runs, load_runs
 from eoslab.analysis._metrics import latency_percentiles
 from eoslab.analysis._published import PUBLISHED
 from eoslab.analysis._rounds import kit_vs_java, overhead, resolvable, throughput, transactions
-from eoslab.bench._peer import JAVA_WARMUP_S, TXN_NOTE
+from eoslab.bench.producers import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE
 from eoslab.bench.targets import HARNESS_VS_JAVA_RATIO
 from eoslab.runs import BASELINE
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-IDEMPOTENT_NOTE = (
-    "librdkafka's idempotent producer (idempotent and transactional modes) keeps at most one Produce request "
-    "in flight per partition and spins while it waits (it compares MESSAGES in flight with the limit of 5 "
-    "REQUESTS); on 2 cores shared with the brokers that costs the harness throughput the Java client does not pay"
-)
 
 
 @dataclass

@@ -8,7 +8,7 @@ can assert that the analysis recovers it:
   that round (``drift``: the machine got busier or quieter) — within-round ratios cancel it;
 * each slice has its own noise (``noise``), which nothing cancels: it is what the intervals are for;
 * each mode's throughput is the round's speed × (1 − its overhead); the Java peer runs at the mode's
-  rate ÷ :data:`JAVA_RATIO`, outside the rounds (``round`` −1), as do the fixed-load rows;
+  median rate ÷ :data:`JAVA_RATIO`, outside the rounds (``round`` −1), as do the fixed-load rows;
 * latencies are log-normal around a per-mode median, scaled per run (``latency_scale``).
 """
 
@@ -109,19 +109,29 @@ def generate_run(
         for i, w in enumerate(workloads)
     ]
     summary: list[dict[str, Any]] = []
-    mean_rate = {w.label: 0.0 for w in workloads}
+    rates: dict[str, list[float]] = {w.label: [] for w in workloads}
     for r in range(rounds):
         speed = base * float(np.exp(rng.normal(0, drift)))
         k = r % len(workloads)
         for pos, (i, w) in enumerate((list(enumerate(workloads)))[k:] + list(enumerate(workloads))[:k]):
             rps = speed * (1 - over[w.label]) * (1 + rng.normal(0, noise))
-            mean_rate[w.label] += rps / rounds
+            rates[w.label].append(rps)
             summary.append(_row(run_id, i, w, "eoslab", "saturation", r, pos, rps, 2.0))
     frames = []
     for i, w in enumerate(workloads):
         if java_peer:
             summary.append(
-                _row(run_id, i, w, "java", "saturation", NOT_IN_ROUNDS, -1, mean_rate[w.label] / java_ratio, 6.0)
+                _row(
+                    run_id,
+                    i,
+                    w,
+                    "java",
+                    "saturation",
+                    NOT_IN_ROUNDS,
+                    -1,
+                    float(np.median(rates[w.label])) / java_ratio,
+                    6.0,
+                )
             )
         fixed = _row(run_id, i, w, "eoslab", "fixed_load", NOT_IN_ROUNDS, -1, float(w.rate), w.duration_s)
         summary.append(fixed)

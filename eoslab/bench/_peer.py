@@ -54,6 +54,16 @@ TXN_NOTE = (
     "(KIP-890, epoch bump per commit, implicit AddPartitions), librdkafka v1"
 )
 
+IDEMPOTENT_NOTE = (
+    "librdkafka's idempotent producer (idempotent and transactional modes) keeps at most one Produce request "
+    "in flight per partition and spins while it waits (it compares MESSAGES in flight with the limit of 5 "
+    "REQUESTS); on 2 cores shared with the brokers that costs the harness throughput the Java client does not pay"
+)
+"""Why the harness is the bottleneck in idempotent and transactional modes: librdkafka's rdkafka_broker.c limits a
+partition's requests with ``RD_KAFKA_IDEMP_MAX_INFLIGHT - rktp_msgs_inflight`` (a count of messages), so a
+partition with a batch in flight sends no other; meanwhile its ready batch wakes the broker thread at once,
+again and again (see docs/benchmarks-producers.md for the measurements)."""
+
 _TOTAL = re.compile(
     r"(?P<records>\d+) records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
     r"(?P<avg>[\d.]+) ms avg latency, (?P<max>[\d.]+) ms max latency, (?P<p50>\d+) ms 50th, "

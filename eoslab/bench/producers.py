@@ -27,7 +27,7 @@ import pandas as pd
 
 from eoslab.bench import _harness
 from eoslab.bench._harness import BenchError
-from eoslab.bench._peer import JAVA_WARMUP_S, PeerResult, peer_records, run_peer
+from eoslab.bench._peer import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE, PeerResult, peer_records, run_peer
 from eoslab.bench._rounds import run_rounds, sat_row
 from eoslab.cluster import Cluster, connect
 from eoslab.runs import (
@@ -42,7 +42,15 @@ from eoslab.runs import (
     write_run,
 )
 
-__all__ = ["BenchError", "ensure_runs", "estimate_s", "run_matrix"]
+__all__ = [
+    "BenchError",
+    "IDEMPOTENT_NOTE",
+    "JAVA_WARMUP_S",
+    "TXN_NOTE",
+    "ensure_runs",
+    "estimate_s",
+    "run_matrix",
+]
 
 SETUP_S = 2.0
 """Per mode, the topic, the producer, its warm-up, the consumers' join: what a run costs beside its slices."""
@@ -115,7 +123,9 @@ def run_matrix(
     cluster: Cluster, m: Matrix | str = "default", root: str | Path | None = None, progress: bool = True
 ) -> Path:
     """Measure every workload of the matrix and write one run folder; returns its path."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
+
+    from eoslab._progress import progress_bar
 
     m = matrix(m) if isinstance(m, str) else m
     run_id = new_run_id()
@@ -129,7 +139,7 @@ def run_matrix(
         for i, w in enumerate(m.workloads)
     ]
     frames: list[pd.DataFrame] = []
-    bar = tqdm(total=estimate_s(m), unit="s", disable=not progress, desc="bench", leave=False)
+    bar = progress_bar("bench", total=estimate_s(m), unit="s", delay=0.0) if progress else tqdm(disable=True)
     t_start = time.monotonic()
     try:
         summary = run_rounds(cluster, m, run_id, bar)
