@@ -19,7 +19,7 @@ from eoslab.cluster import Cluster
 from eoslab.errors import EoslabError
 from eoslab.faults import ensure_proxy
 from eoslab.grading import CELL_TIMEOUT, NOTEBOOK_LIMIT
-from eoslab.runs import PEERS
+from eoslab.runs import EOS_PEERS, PEERS
 
 
 def _cluster(args: argparse.Namespace) -> Cluster:
@@ -229,6 +229,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(report(spark_session(kafka=False), folder))
         print(f"written to {folder}")
         return 0
+    if args.what == "wire":
+        from eoslab.bench.wire import bench_wire
+
+        cluster = _cluster(args)
+        cluster.require_running()
+        return bench_wire(cluster, args.modes.split(",") if args.modes else EOS_PEERS)
     if args.what == "analyse":
         from eoslab.analysis import bench_analyse
 
@@ -389,7 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="build: rebuild from scratch (no cache)")
     s.set_defaults(func=cmd_image)
     s = sub.add_parser("bench", help="benchmarks that print figures")
-    s.add_argument("what", choices=["cluster", "proxy", "producers", "analyse"])
+    s.add_argument("what", choices=["cluster", "proxy", "producers", "wire", "analyse"])
     s.add_argument("--matrix", choices=["default", "quick"], default="default", help="producers: which workloads")
     s.add_argument("--runs-dir", default=None, help="producers/analyse: default $EOSLAB_RUNS or runs/")
     s.add_argument(
@@ -410,6 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--java", choices=PEERS, default=None, help="producers: which modes Kafka's producer-perf-test measures"
     )
     s.add_argument("--java-seconds", type=float, default=None, help="producers: the Java tool's measured stretch")
+    s.add_argument("--modes", default=None, help=f"wire: modes, comma-separated (default {','.join(EOS_PEERS)})")
     s.add_argument("--fresh", action="store_true", help="cluster: also time a start from empty storage (deletes data)")
     s.add_argument("--starts", type=int, default=1, help="cluster: cold starts to time, one after another")
     s.add_argument(

@@ -123,10 +123,14 @@ def peer_records(w: Workload, rate_hint: float, seconds: float) -> int:
     return max(1000, math.ceil(rate_hint * (JAVA_WARMUP_S + seconds) * 1.2))
 
 
-def java_args(w: Workload, topic: str, records: int, payload_file: Path | None = None) -> list[str]:
+def java_args(
+    w: Workload, topic: str, records: int, payload_file: Path | None = None, client_id: str | None = None
+) -> list[str]:
     args = ["--topic", topic, "--num-records", str(records)]
     args += ["--payload-file", str(payload_file)] if payload_file else ["--record-size", str(w.record_size)]
     args += ["--throughput", "-1", "--producer-props", "bootstrap.servers={bootstrap}", *w.java_props()]
+    if client_id:
+        args.append(f"client.id={client_id}")  # the proxy's trace tells the clients apart by it
     if w.transactional:
         args += [
             "--transactional-id",
@@ -147,8 +151,8 @@ The kit's short-lived-tool flags (C1 only, serial GC, 256 MB) start a JVM 40 % f
 run this hot loop far slower: a peer handicapped that way would flatter the harness."""
 
 
-def _run_local(cluster: Cluster, args: list[str]) -> tuple[str, float]:
-    argv = [a.replace("{bootstrap}", cluster.bootstrap_servers()) for a in args]
+def _run_local(cluster: Cluster, args: list[str], proxied: bool = False) -> tuple[str, float]:
+    argv = [a.replace("{bootstrap}", cluster.bootstrap_servers(proxied=proxied)) for a in args]
     cmd = [
         _java.java_executable(),
         *PERF_JVM,
@@ -168,12 +172,16 @@ def _run_local(cluster: Cluster, args: list[str]) -> tuple[str, float]:
     return proc.stdout, cpu
 
 
-def run_peer(cluster: Cluster, w: Workload, topic: str, records: int) -> PeerResult | None:
+def run_peer(
+    cluster: Cluster, w: Workload, topic: str, records: int, *, client_id: str | None = None, proxied: bool = False
+) -> PeerResult | None:
     """None when the workload has no Java equivalent (a commit every N records).
 
     Local backend: the tool's class on the kit's jars with the JVM flags of the shipped
     script, the harness's constant record read from a file; docker: the script itself inside
     a broker's container (``Cluster.tool``), where the file is not: random records there.
+    ``proxied`` (local backend only) sends through the fault proxy, whose trace then shows what the
+    tool really sent under ``client_id`` (:mod:`eoslab.bench.wire`).
     """
     if w.transactional and not w.commit_ms:
         return None
@@ -181,10 +189,13 @@ def run_peer(cluster: Cluster, w: Workload, topic: str, records: int) -> PeerRes
         with tempfile.TemporaryDirectory(prefix="eoslab-peer-") as tmp:
             path = Path(tmp) / "record.txt"
             path.write_bytes(payload(w))  # one line, no newline: the tool sends exactly these bytes
-            out, cpu = _run_local(cluster, java_args(w, topic, records, path))
+            out, cpu = _run_local(cluster, java_args(w, topic, records, path, client_id), proxied)
         kind = "constant"
+    elif proxied:
+        raise BenchError("The Java tool goes through the fault proxy on the local backend only.")
     else:
-        out, cpu = cluster.tool("producer-perf-test", *java_args(w, topic, records), timeout=PEER_TIMEOUT), math.nan
+        args = java_args(w, topic, records, client_id=client_id)
+        out, cpu = cluster.tool("producer-perf-test", *args, timeout=PEER_TIMEOUT), math.nan
         kind = "random"
     result = parse_output(out)
     if result is None:

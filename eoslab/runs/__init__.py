@@ -21,6 +21,7 @@ from eoslab.runs._schema import COLUMNS, FORMAT, NOT_IN_ROUNDS, TABLES, RunsForm
 from eoslab.runs._tables import read_table, write_run
 from eoslab.runs._workloads import (
     BASELINE,
+    EOS_PEERS,
     MATRICES,
     MIN_COMMITS,
     MODES,
@@ -35,6 +36,7 @@ __all__ = [
     "BASELINE",
     "COLUMNS",
     "FORMAT",
+    "EOS_PEERS",
     "MATRICES",
     "MIN_COMMITS",
     "MODES",

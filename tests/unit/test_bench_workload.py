@@ -101,3 +101,26 @@ def test_a_peer_still_warming_up_is_flagged():
     r = parse_output(lines + total)
     assert r is not None and r.still_warming
     assert peer_records(Workload("acks_all"), 10_000, 10.0) == int(10_000 * (JAVA_WARMUP_S + 10) * 1.2)
+
+
+def _produce_row(t0: float, t1: float | None, partition: int, records: int) -> dict:
+    items = [{"topic": "t", "partition": partition, "record_count": records}]
+    return {"api": "Produce", "time": t0, "response_time": t1, "request": {"items": items}}
+
+
+def test_wire_stats_count_what_a_partition_had_unanswered():
+    from eoslab.bench.wire import wire_stats
+
+    rows = [
+        _produce_row(0.0, 1.0, 0, 63),
+        _produce_row(1.0, 2.0, 0, 63),  # sent as the first was answered: not in flight together
+        _produce_row(2.0, 4.0, 0, 2),
+        _produce_row(3.0, 4.0, 0, 63),  # sent behind a batch of 2 records (librdkafka allows it: 2 < 5)
+        _produce_row(0.0, 4.0, 1, 10),
+        _produce_row(0.5, None, 1, 10),  # not answered yet: a batch, not an interval
+        {"api": "Metadata", "time": 0.0, "response_time": 0.1},
+    ]
+    s = wire_stats(rows, "eoslab", "idempotent")
+    assert (s.requests, s.batches, s.records_per_batch) == (6, 6, 36.5)
+    assert s.max_in_flight == 2 and s.records_in_flight_at_send == 2
+    assert s.mean_in_flight == round((5 / 4 + 4 / 4) / 2, 2)
