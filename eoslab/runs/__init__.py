@@ -35,8 +35,8 @@ from eoslab.runs._workloads import (
 __all__ = [
     "BASELINE",
     "COLUMNS",
-    "FORMAT",
     "EOS_PEERS",
+    "FORMAT",
     "MATRICES",
     "MIN_COMMITS",
     "MODES",

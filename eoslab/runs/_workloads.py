@@ -174,13 +174,14 @@ def _modes(**kw: Any) -> tuple[Workload, ...]:
 
 
 MATRICES: dict[str, Matrix] = {
-    # A learner's run, ≤ 3 min on a quiet 2-core laptop: 4 rounds of (5 modes × 2 s + txn_500ms × 10 s), the
-    # Java peer for acks_all, idempotent and txn_100ms, and 2 s at 1000 records/s per mode for latency.
+    # A learner's run, ≤ 3 min on a quiet 2-core laptop with Spark's report (eoslab.bench.targets.DEFAULT_RUN_S):
+    # 4 rounds of (5 modes × 1.5 s + txn_500ms × 10 s), the Java peer for acks_all, idempotent and txn_100ms,
+    # and 2 s at 1000 records/s per mode for latency: 144 s estimated.
     "default": Matrix(
         "default",
         _modes(rate=1000, duration_s=2.0, commit_intervals=(20, 100, 500)),
         rounds=4,
-        seconds=2.0,
+        seconds=1.5,
         java_peer="eos",
         java_seconds=6.0,
     ),

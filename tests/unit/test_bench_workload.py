@@ -124,3 +124,11 @@ def test_wire_stats_count_what_a_partition_had_unanswered():
     assert (s.requests, s.batches, s.records_per_batch) == (6, 6, 36.5)
     assert s.max_in_flight == 2 and s.records_in_flight_at_send == 2
     assert s.mean_in_flight == round((5 / 4 + 4 / 4) / 2, 2)
+
+
+def test_the_default_run_is_planned_within_its_target():
+    """The learner's run: its measuring time as planned, plus what is left for Spark's report, within 3 min."""
+    from eoslab.bench.producers import estimate_s
+    from eoslab.bench.targets import DEFAULT_RUN_S, REPORT_S
+
+    assert estimate_s(matrix("default")) + REPORT_S <= DEFAULT_RUN_S
