@@ -37,7 +37,7 @@ PUBLISHED = (
         "Kafka: The Definitive Guide, 2nd ed. (Shapira et al.), ch. 8",
         "the header carries producer id, epoch and sequence with or without idempotence (no extra bytes); "
         "what differs is max.in.flight ≤ 5 and the broker's sequence check; librdkafka's idempotent producer "
-        "keeps one request in flight per partition and spins while it waits",
+        "sends one full batch per partition at a time (eoslab bench wire shows it)",
     ),
     Published(
         "read_committed costs latency, not throughput",

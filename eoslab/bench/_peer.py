@@ -55,14 +55,15 @@ TXN_NOTE = (
 )
 
 IDEMPOTENT_NOTE = (
-    "librdkafka's idempotent producer (idempotent and transactional modes) keeps at most one Produce request "
-    "in flight per partition and spins while it waits (it compares MESSAGES in flight with the limit of 5 "
-    "REQUESTS); on 2 cores shared with the brokers that costs the harness throughput the Java client does not pay"
+    "librdkafka's idempotent producer (idempotent and transactional modes) sends a partition's next Produce "
+    "request only while fewer than 5 of its records are unanswered (it counts MESSAGES in flight against the "
+    "limit of 5 REQUESTS): one full batch per partition at a time, where the Java client keeps up to 5 "
+    "(`eoslab bench wire` shows both in the proxy's trace)"
 )
-"""Why the harness is the bottleneck in idempotent and transactional modes: librdkafka's rdkafka_broker.c limits a
-partition's requests with ``RD_KAFKA_IDEMP_MAX_INFLIGHT - rktp_msgs_inflight`` (a count of messages), so a
-partition with a batch in flight sends no other; meanwhile its ready batch wakes the broker thread at once,
-again and again (see docs/benchmarks-producers.md for the measurements)."""
+"""Why the harness can be the bottleneck in idempotent and transactional modes: librdkafka's rdkafka_broker.c
+limits a partition's requests with ``RD_KAFKA_IDEMP_MAX_INFLIGHT - rktp_msgs_inflight``, and
+``rktp_msgs_inflight`` counts messages, so a partition with a batch of 5 or more records in flight sends no
+other (see :mod:`eoslab.bench.wire` and docs/benchmarks-producers.md for the measurements)."""
 
 _TOTAL = re.compile(
     r"(?P<records>\d+) records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
