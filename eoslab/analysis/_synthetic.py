@@ -110,13 +110,17 @@ def generate_run(
     ]
     summary: list[dict[str, Any]] = []
     rates: dict[str, list[float]] = {w.label: [] for w in workloads}
+    # A slice's timer runs to its last ack, so slices differ in length (their own generator: the figures above
+    # stay those of the same seed).
+    lengths = np.random.default_rng(seed + 1_000_003)
     for r in range(rounds):
         speed = base * float(np.exp(rng.normal(0, drift)))
         k = r % len(workloads)
         for pos, (i, w) in enumerate((list(enumerate(workloads)))[k:] + list(enumerate(workloads))[:k]):
             rps = speed * (1 - over[w.label]) * (1 + rng.normal(0, noise))
             rates[w.label].append(rps)
-            summary.append(_row(run_id, i, w, "eoslab", "saturation", r, pos, rps, 2.0))
+            secs = 2.0 * (1 + float(lengths.uniform(0, 0.25)))
+            summary.append(_row(run_id, i, w, "eoslab", "saturation", r, pos, rps, secs))
     frames = []
     for i, w in enumerate(workloads):
         if java_peer:

@@ -7,6 +7,7 @@ the notebook's helpers passes:
 
 * runs of unequal length (3 to 8 rounds; 250 to 4,000 latency samples per mode) on laptops of
   different speed (±30 %) and latency (× 1 to × 6);
+* slices of uneven length (a slice's timer runs to its last ack), so a slice's ``records`` is not its rate;
 * a machine that drifts from round to round (a factor shared by every mode of a round), so a
   ratio taken within a round differs from a ratio of medians;
 * Kafka's Java tool beside every mode (``client`` ``java``, ``round`` −1) at a rate far from the
