@@ -7,7 +7,9 @@ Nothing imports this module; it only translates arguments into calls on
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from collections.abc import Callable
 
 from eoslab._heal import heal
@@ -19,6 +21,7 @@ from eoslab.cluster import Cluster
 from eoslab.errors import EoslabError
 from eoslab.faults import ensure_proxy
 from eoslab.grading import CELL_TIMEOUT, NOTEBOOK_LIMIT
+from eoslab.runs import EOS_PEERS, PEERS
 
 
 def _cluster(args: argparse.Namespace) -> Cluster:
@@ -200,14 +203,52 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.what == "proxy":
         from eoslab.bench.kit import bench_proxy
 
-        return bench_proxy(_cluster(args), seconds=args.seconds)
+        return bench_proxy(_cluster(args), seconds=args.seconds or PROXY_ROUND_S)
     if args.what == "producers":
-        from eoslab.bench.producers import run_matrix, summary_text
+        from eoslab.bench.producers import estimate_s, run_matrix
+        from eoslab.runs import matrix
+
+        shape = {
+            k: v
+            for k, v in (
+                ("rounds", args.rounds),
+                ("seconds", args.seconds),
+                ("java_peer", args.java),
+                ("java_seconds", args.java_seconds),
+            )
+            if v is not None
+        }
+        m = matrix(args.matrix, **shape)
+        cluster = _cluster(args)
+        cluster.require_running()
+        print(
+            f"{m.name} matrix: {m.rounds} rounds × {len(m.workloads)} modes, Java peer: {m.java_peer}; "
+            f"about {estimate_s(m) / 60:.1f} min on a quiet 2-core laptop"
+        )
+        t0 = time.monotonic()
+        folder = run_matrix(cluster, m, args.runs_dir)
+        from eoslab.analysis import report, spark_session  # Spark computes the intervals
+
+        print(report(spark_session(kafka=False), folder))
+        print(f"written to {folder}")
+        wall = time.monotonic() - t0
+        if not shape and m.name == "default":  # the learner's run, against its target
+            from eoslab.bench.targets import DEFAULT_RUN_S
+
+            verdict = "met" if wall <= DEFAULT_RUN_S else "OVER"
+            print(
+                f"wall time {wall:.0f} s, measuring and report (target ≤ {DEFAULT_RUN_S:.0f} s on a quiet 2-core "
+                f"laptop: {verdict}; load now {os.getloadavg()[0]:.1f})"
+            )
+        else:
+            print(f"wall time {wall:.0f} s, measuring and report")
+        return 0
+    if args.what == "wire":
+        from eoslab.bench.wire import bench_wire
 
         cluster = _cluster(args)
         cluster.require_running()
-        print(summary_text(run_matrix(cluster, args.matrix, args.runs_dir)))
-        return 0
+        return bench_wire(cluster, args.modes.split(",") if args.modes else EOS_PEERS)
     if args.what == "analyse":
         from eoslab.analysis import bench_analyse
 
@@ -368,7 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="build: rebuild from scratch (no cache)")
     s.set_defaults(func=cmd_image)
     s = sub.add_parser("bench", help="benchmarks that print figures")
-    s.add_argument("what", choices=["cluster", "proxy", "producers", "analyse"])
+    s.add_argument("what", choices=["cluster", "proxy", "producers", "wire", "analyse"])
     s.add_argument("--matrix", choices=["default", "quick"], default="default", help="producers: which workloads")
     s.add_argument("--runs-dir", default=None, help="producers/analyse: default $EOSLAB_RUNS or runs/")
     s.add_argument(
@@ -377,7 +418,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=ANALYSIS_RUNS,
         help="analyse: also time the analysis over this many generated runs (0: only the real ones)",
     )
-    s.add_argument("--seconds", type=float, default=PROXY_ROUND_S, help="proxy: seconds per measured round")
+    s.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help=f"proxy: seconds per measured round (default {PROXY_ROUND_S:g}); producers: seconds per mode and round "
+        "(transactional modes run on until 20 commits)",
+    )
+    s.add_argument("--rounds", type=int, default=None, help="producers: rounds (every mode once per round)")
+    s.add_argument(
+        "--java", choices=PEERS, default=None, help="producers: which modes Kafka's producer-perf-test measures"
+    )
+    s.add_argument("--java-seconds", type=float, default=None, help="producers: the Java tool's measured stretch")
+    s.add_argument("--modes", default=None, help=f"wire: modes, comma-separated (default {','.join(EOS_PEERS)})")
     s.add_argument("--fresh", action="store_true", help="cluster: also time a start from empty storage (deletes data)")
     s.add_argument("--starts", type=int, default=1, help="cluster: cold starts to time, one after another")
     s.add_argument(

@@ -1,23 +1,29 @@
 """PySpark over ``runs/`` (and over topics, with the Spark Kafka source): module 06's figures.
 
-Pure functions of the recorded history (:mod:`eoslab.runs`, written by :mod:`eoslab.bench`): throughput,
-overhead ratios within a run, latency percentiles with Spark's ``percentile_approx``,
-read_committed latency against the commit interval, the spread across a class, the
-duplicate / aborted-record audit, published figures to compare with, and plots.
+Pure functions of the recorded history (:mod:`eoslab.runs`, written by :mod:`eoslab.bench`): per run,
+each mode's throughput and overhead as a median over rounds with a bootstrap interval over rounds,
+computed in Spark (``throughput``, ``overhead``, ``bootstrap_median``), the smallest effect a run can
+resolve, the Java peer beside the harness; latency percentiles with Spark's ``percentile_approx``;
+read_committed latency against the commit interval; the spread across a class; the duplicate /
+aborted-record audit; published figures to compare with; the takeaways a run supports; plots.
 """
 
 from eoslab.analysis._audit import audit_frames, audit_topic, read_topic
 from eoslab.analysis._load import NoRunsError, Runs, load_runs, run_index
-from eoslab.analysis._metrics import (
-    e2e_by_commit_interval,
-    kit_vs_java,
-    latency_percentiles,
-    overhead,
-    overhead_spread,
-    throughput,
-)
+from eoslab.analysis._metrics import e2e_by_commit_interval, latency_percentiles, overhead_spread
 from eoslab.analysis._plots import plot_e2e_vs_commit, plot_latency, plot_overhead, plot_throughput
 from eoslab.analysis._published import PUBLISHED, Published, compare
+from eoslab.analysis._report import RunFigures, overhead_verdict, report, report_text, run_figures, takeaways
+from eoslab.analysis._rounds import (
+    bootstrap_median,
+    kit_vs_java,
+    overhead,
+    overhead_by_round,
+    resolvable,
+    round_rows,
+    throughput,
+    transactions,
+)
 from eoslab.analysis._selfbench import analyse_all, bench_analyse
 from eoslab.analysis._session import spark_session
 from eoslab.analysis._synthetic import generate_class, generate_run
@@ -26,11 +32,13 @@ __all__ = [
     "NoRunsError",
     "PUBLISHED",
     "Published",
+    "RunFigures",
     "Runs",
     "analyse_all",
     "audit_frames",
     "audit_topic",
     "bench_analyse",
+    "bootstrap_median",
     "compare",
     "e2e_by_commit_interval",
     "generate_class",
@@ -39,13 +47,22 @@ __all__ = [
     "latency_percentiles",
     "load_runs",
     "overhead",
+    "overhead_by_round",
     "overhead_spread",
+    "overhead_verdict",
     "plot_e2e_vs_commit",
     "plot_latency",
     "plot_overhead",
     "plot_throughput",
     "read_topic",
+    "report",
+    "report_text",
+    "resolvable",
+    "round_rows",
+    "run_figures",
     "run_index",
     "spark_session",
+    "takeaways",
     "throughput",
+    "transactions",
 ]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from eoslab.errors import EoslabError
-from eoslab.runs import run_folders
+from eoslab.runs import require_format, run_folders
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -56,6 +56,7 @@ def load_runs(spark: SparkSession, root: str | Path) -> Runs:
     index = run_index(root)
     if not index:
         raise NoRunsError(f"No runs under {root}: run `eoslab bench producers` (or the first cells of notebook 06).")
+    require_format(run_folders(Path(root).resolve()))  # an older kit's run: one sentence, not a schema error
     folders = spark.createDataFrame(index, "folder string, run string, learner_dir string")
 
     def table(name: str) -> DataFrame:

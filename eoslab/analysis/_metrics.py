@@ -1,4 +1,6 @@
-"""The figures of module 06, as pure functions of the runs' DataFrames.
+"""The figures of module 06 over runs and classes, as pure functions of the runs' DataFrames: latency
+percentiles, read_committed latency against the commit interval, the spread of overheads across runs
+(a run's own figures and their intervals: :mod:`eoslab.analysis._rounds`).
 
 Every function takes and returns Spark DataFrames, so the same code serves one
 learner's three runs and a class's three hundred; only the final, small results are
@@ -10,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from eoslab.runs import BASELINE
-
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -20,46 +20,9 @@ ACCURACY = 10_000
 """percentile_approx's accuracy: relative error 1/10,000 of the rank, far below run-to-run noise."""
 
 
-def throughput(summary: DataFrame, client: str = "eoslab") -> DataFrame:
-    """Records/s and MB/s at saturation per mode: mean, min and max over runs."""
-    from pyspark.sql import functions as F
-
-    sat = summary.where((F.col("phase") == "saturation") & (F.col("client") == client))
-    return (
-        sat.groupBy("label", "mode", "commit_ms")
-        .agg(
-            F.count("*").alias("runs"),
-            F.avg("records_per_s").alias("records_per_s"),
-            F.min("records_per_s").alias("min_records_per_s"),
-            F.max("records_per_s").alias("max_records_per_s"),
-            F.avg("mb_per_s").alias("mb_per_s"),
-        )
-        .orderBy("mode", "commit_ms")
-    )
-
-
-def overhead(summary: DataFrame, baseline: str = BASELINE, client: str = "eoslab") -> DataFrame:
-    """Per run and mode: 1 − throughput / throughput of ``baseline`` measured in the SAME run.
-
-    Within-run ratios cancel most of what differs between laptops (CPU, load, disk);
-    averaging throughputs first and dividing after would not.
-    """
-    from pyspark.sql import functions as F
-
-    sat = summary.where((F.col("phase") == "saturation") & (F.col("client") == client))
-    base = (
-        sat.where(F.col("label") == baseline).groupBy("run").agg(F.avg("records_per_s").alias("baseline_records_per_s"))
-    )
-    return (
-        sat.join(base, "run")
-        .groupBy("learner", "run", "label", "mode", "commit_ms", "baseline_records_per_s")
-        .agg(F.avg("records_per_s").alias("records_per_s"))
-        .withColumn("overhead", 1 - F.col("records_per_s") / F.col("baseline_records_per_s"))
-    )
-
-
 def overhead_spread(overheads: DataFrame) -> DataFrame:
-    """Across runs (and learners): how much the same mode costs on different machines."""
+    """Across runs (and learners): how much the same mode costs on different machines, from each run's
+    overhead (``median`` of :func:`eoslab.analysis.overhead`): each run counts once."""
     from pyspark.sql import functions as F
 
     return (
@@ -67,11 +30,11 @@ def overhead_spread(overheads: DataFrame) -> DataFrame:
         .agg(
             F.countDistinct("learner").alias("learners"),
             F.count("*").alias("runs"),
-            F.percentile_approx("overhead", 0.5, ACCURACY).alias("median"),
-            F.min("overhead").alias("min"),
-            F.max("overhead").alias("max"),
-            F.percentile_approx("overhead", 0.25, ACCURACY).alias("q25"),
-            F.percentile_approx("overhead", 0.75, ACCURACY).alias("q75"),
+            F.percentile_approx("median", 0.5, ACCURACY).alias("median"),
+            F.min("median").alias("min"),
+            F.max("median").alias("max"),
+            F.percentile_approx("median", 0.25, ACCURACY).alias("q25"),
+            F.percentile_approx("median", 0.75, ACCURACY).alias("q75"),
         )
         .orderBy("mode", "commit_ms")
     )

@@ -1,9 +1,14 @@
-"""Plots of module 06 (matplotlib over the small pandas results of the Spark aggregations)."""
+"""Plots of module 06 (matplotlib over the small pandas results of the Spark aggregations).
+
+Error bars are 95 % bootstrap intervals over a run's rounds (:mod:`eoslab.analysis._rounds`), one
+marker per run; an overhead whose interval holds 0 is drawn hollow: not resolved by that run.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
@@ -20,33 +25,71 @@ def _ax(ax: Axes | None, size: tuple[float, float] = (7, 3.2)) -> Axes:
     return plt.subplots(figsize=size)[1]
 
 
+def _columns(df: pd.DataFrame, value: str) -> pd.DataFrame:
+    """``median``/``lo``/``hi`` whatever the table called them (``throughput``, ``overhead``, RunFigures.modes)."""
+    names = {value: "median", f"{value}_lo": "lo", f"{value}_hi": "hi"}
+    out = df.rename(columns={k: v for k, v in names.items() if k in df.columns})
+    if "run" not in out.columns:
+        out = out.assign(run="this run")
+    return out
+
+
+def _dodged(ax: Axes, t: pd.DataFrame, scale: float, hollow: pd.Series | None = None) -> list[str]:
+    labels = list(dict.fromkeys(t["label"]))
+    runs = list(dict.fromkeys(t["run"]))
+    width = 0.6 / max(1, len(runs))
+    for k, run in enumerate(runs):
+        g = t[t["run"] == run].set_index("label").reindex(labels)
+        x = np.arange(len(labels)) - 0.3 + width * (k + 0.5)
+        y = g["median"] * scale
+        err = np.array([(g["median"] - g["lo"]).fillna(0), (g["hi"] - g["median"]).fillna(0)]) * scale
+        line = ax.errorbar(x, y, yerr=err, fmt="none", capsize=3, alpha=0.8)
+        color = line.lines[2][0].get_color() if line.lines[2] else None
+        filled = (
+            ~(hollow.reindex(g.index).fillna(False).astype(bool)) if hollow is not None else pd.Series(True, g.index)
+        )
+        ax.scatter(x[filled.values], y[filled.values], color=color, zorder=3, label=str(run) if len(runs) > 1 else None)
+        ax.scatter(x[~filled.values], y[~filled.values], facecolors="white", edgecolors=color, zorder=3)
+    ax.set_xticks(range(len(labels)), labels, rotation=30)
+    if len(runs) > 1:
+        ax.legend(fontsize=7, title="run", title_fontsize=7)
+    return labels
+
+
 def plot_throughput(tp: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """Records/s per mode, with the min–max range over runs as an error bar."""
+    """Records/s per mode: the median over rounds, 95 % interval over rounds, one marker per run."""
     ax = _ax(ax)
-    err = [tp["records_per_s"] - tp["min_records_per_s"], tp["max_records_per_s"] - tp["records_per_s"]]
-    ax.bar(tp["label"], tp["records_per_s"], yerr=err, color="#4c72b0", capsize=3)
+    t = _columns(tp, "records_per_s")
+    _dodged(ax, t, 1.0)
     ax.set_ylabel("records/s at saturation")
-    ax.set_title("Throughput by producer mode (bars: min–max over runs)")
-    ax.tick_params(axis="x", rotation=30)
+    ax.set_title("Throughput by producer mode (bars: 95 % interval over rounds)")
+    ax.set_ylim(bottom=0)
     return ax
 
 
-def plot_overhead(spread: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """Median overhead vs acks=all per mode (whiskers: min–max over runs), published figures as markers."""
+def plot_overhead(ov: pd.DataFrame, ax: Axes | None = None, **kw: Any) -> Axes:
+    """Overhead vs acks=all per mode with its interval (hollow: not resolved), published figures as stars."""
     ax = _ax(ax)
-    x = list(spread["label"])
-    err = [spread["median"] - spread["min"], spread["max"] - spread["median"]]
-    ax.errorbar(x, spread["median"] * 100, yerr=[e * 100 for e in err], fmt="o", capsize=4, label="your runs")
+    t = _columns(ov, "overhead")
+    t = t[t["label"] != "acks_all"]
+    unresolved = t.set_index("label").apply(lambda r: not (r["lo"] > 0 or r["hi"] < 0), axis=1)
+    unresolved = unresolved[~unresolved.index.duplicated()]
+    labels = _dodged(ax, t, 100.0, hollow=unresolved)
     for p in PUBLISHED:
-        if p.value is not None and p.mode in x:
+        if p.value is not None and p.mode in labels:
             ax.scatter(
-                [p.mode], [p.value * 100], marker="*", s=160, color="#dd8452", zorder=3, label=f"published: {p.mode}"
+                [labels.index(p.mode)],
+                [p.value * 100],
+                marker="*",
+                s=180,
+                color="#dd8452",
+                zorder=4,
+                label=f"published: {p.mode} ≈ {p.value:.0%}",
             )
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_ylabel("throughput overhead vs acks=all (%)")
-    ax.set_title("The cost of idempotence and transactions")
-    ax.tick_params(axis="x", rotation=30)
-    ax.legend(fontsize=8)
+    ax.set_title("The cost of idempotence and transactions (hollow: not resolved)")
+    ax.legend(fontsize=7)
     return ax
 
 

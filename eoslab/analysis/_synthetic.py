@@ -1,93 +1,48 @@
-"""Generated runs: the same four Parquet tables a real run writes, from a seeded model.
+"""Generated runs: the same four Parquet tables a real run writes (runs format 2), from a seeded model.
 
-For unit tests (no cluster, no JVM for the data) and for timing the analysis over a
-class-sized collection. The model is deliberately simple and KNOWN, so tests can
-assert that the analysis recovers it: each mode's throughput is the baseline times
-(1 − its overhead), latencies are log-normal around a per-mode median.
+For unit tests (no cluster, no JVM for the data), for timing the analysis over a class-sized
+collection, and for lab 06's held-out data. The model is deliberately simple and KNOWN, so tests
+can assert that the analysis recovers it:
+
+* a run has a laptop speed (``base``, ±30 %), and every round a drift factor shared by all modes of
+  that round (``drift``: the machine got busier or quieter) — within-round ratios cancel it;
+* each slice has its own noise (``noise``), which nothing cancels: it is what the intervals are for;
+* each mode's throughput is the round's speed × (1 − its overhead); the Java peer runs at the mode's
+  median rate ÷ :data:`JAVA_RATIO`, outside the rounds (``round`` −1), as do the fixed-load rows;
+* latencies are log-normal around a per-mode median, scaled per run (``latency_scale``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from eoslab.runs import MATRICES, Workload, write_run
+from eoslab.runs import FORMAT, MATRICES, NOT_IN_ROUNDS, Workload, write_run
 
 TRUE_OVERHEAD = {"acks1": -0.30, "acks_all": 0.0, "idempotent": 0.01, "transactional": 0.05}
 ACK_MEDIAN_MS = {"acks1": 3.0, "acks_all": 6.0, "idempotent": 6.5, "transactional": 9.0}
+JAVA_RATIO = 0.95
+"""The harness's rate over the Java peer's in generated runs."""
 
 
-def _label_overhead(w: Workload) -> float:
-    extra = 0.2 / (w.commit_ms or 100) if w.transactional else 0.0  # shorter intervals cost more
+def true_overhead(w: Workload) -> float:
+    """The model's overhead of a workload against acks_all (shorter commit intervals cost more)."""
+    extra = 0.2 / (w.commit_ms or 100) if w.transactional else 0.0
     return TRUE_OVERHEAD[w.mode] + extra
 
 
-def generate_run(
-    folder: Path,
-    *,
-    seed: int,
-    learner: str = "learner",
-    samples_per_workload: int = 500,
-    noise: float = 0.0,
-    java_peer: bool = True,
-) -> Path:
-    """One run folder of the default matrix's workloads with known throughputs and latencies."""
-    rng = np.random.default_rng(seed)
-    run_id = folder.name
-    base = 12_000.0 * (1 + rng.uniform(-0.3, 0.3))  # laptops differ; within-run ratios should not
-    params, summary, frames = [], [], []
-    for i, w in enumerate(MATRICES["default"].workloads):
-        params.append({"run_id": run_id, "workload": i, "repeat": 0, **w.record()})
-        rps = base * (1 - _label_overhead(w)) * (1 + rng.normal(0, noise))
-        row = {
-            "run_id": run_id,
-            "workload": i,
-            "label": w.label,
-            "mode": w.mode,
-            "commit_ms": float(w.commit_ms) if w.commit_ms else np.nan,
-            "phase": "saturation",
-            "records": w.count,
-            "seconds": w.count / rps,
-            "records_per_s": rps,
-            "mb_per_s": rps * w.record_size / 2**20,
-            "errors": 0,
-        }
-        summary.append({**row, "client": "eoslab"})
-        if java_peer:
-            jrps = rps / 0.95
-            summary.append(
-                {
-                    **row,
-                    "client": "java",
-                    "seconds": w.count / jrps,
-                    "records_per_s": jrps,
-                    "mb_per_s": jrps * w.record_size / 2**20,
-                }
-            )
-        n = samples_per_workload
-        ack = rng.lognormal(np.log(ACK_MEDIAN_MS[w.mode]), 0.4, n)
-        ru = ack + rng.lognormal(np.log(5.0), 0.3, n)
-        rc = ru + (rng.uniform(0, w.commit_ms, n) if w.commit_ms else 0.0)  # waits for the commit marker
-        for kind, vals in (("ack", ack), ("e2e_read_committed", rc), ("e2e_read_uncommitted", ru)):
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "run_id": run_id,
-                        "workload": i,
-                        "label": w.label,
-                        "kind": kind,
-                        "seq": np.arange(n),
-                        "latency_ms": vals,
-                    }
-                )
-            )
-    env = {
+def _env(run_id: str, learner: str, rounds: int) -> dict[str, Any]:
+    return {
         "run_id": run_id,
+        "format": FORMAT,
         "learner": learner,
         "started_at": pd.Timestamp("2026-01-01", tz="UTC"),
         "matrix": "synthetic",
+        "rounds": rounds,
+        "seconds": 2.0,
         "cpu": "generated",
         "cores": 2,
         "memory_gib": 8.0,
@@ -102,14 +57,115 @@ def generate_run(
         "load1_at_start": 0.0,
         "wall_s": 0.0,
     }
-    return write_run(folder, params, summary, pd.concat(frames, ignore_index=True), env)
 
 
-def generate_class(root: Path, learners: int, runs_each: int = 1, *, seed: int = 0, **kw: object) -> list[Path]:
+def _row(
+    run_id: str, i: int, w: Workload, client: str, phase: str, rnd: int, pos: int, rps: float, secs: float
+) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "workload": i,
+        "label": w.label,
+        "mode": w.mode,
+        "commit_ms": float(w.commit_ms) if w.commit_ms else np.nan,
+        "client": client,
+        "phase": phase,
+        "round": rnd,
+        "position": pos,
+        "records": int(rps * secs),
+        "seconds": secs,
+        "records_per_s": rps,
+        "mb_per_s": rps * w.record_size / 2**20,
+        "commits": int(secs * 1000 / (2 * w.commit_ms)) if w.commit_ms else 0,
+        "errors": 0,
+    }
+
+
+def generate_run(
+    folder: Path,
+    *,
+    seed: int,
+    learner: str = "learner",
+    rounds: int = 5,
+    samples_per_workload: int = 500,
+    noise: float = 0.0,
+    drift: float = 0.0,
+    java_peer: bool = True,
+    java_ratio: float = JAVA_RATIO,
+    latency_scale: float = 1.0,
+    overheads: dict[str, float] | None = None,
+) -> Path:
+    """One run folder of the default matrix's workloads with known throughputs and latencies.
+
+    ``overheads`` replaces the model's overhead of some labels (``{"txn_100ms": 0.10}``).
+    """
+    rng = np.random.default_rng(seed)
+    run_id = folder.name
+    workloads = list(MATRICES["default"].workloads)
+    base = 12_000.0 * (1 + rng.uniform(-0.3, 0.3))  # laptops differ; within-round ratios should not
+    over = {w.label: (overheads or {}).get(w.label, true_overhead(w)) for w in workloads}
+    params = [
+        {"run_id": run_id, "workload": i, **w.record(), "rounds": rounds, "slice_s": 2.0}
+        for i, w in enumerate(workloads)
+    ]
+    summary: list[dict[str, Any]] = []
+    rates: dict[str, list[float]] = {w.label: [] for w in workloads}
+    # A slice's timer runs to its last ack, so slices differ in length (their own generator: the figures above
+    # stay those of the same seed).
+    lengths = np.random.default_rng(seed + 1_000_003)
+    for r in range(rounds):
+        speed = base * float(np.exp(rng.normal(0, drift)))
+        k = r % len(workloads)
+        for pos, (i, w) in enumerate((list(enumerate(workloads)))[k:] + list(enumerate(workloads))[:k]):
+            rps = speed * (1 - over[w.label]) * (1 + rng.normal(0, noise))
+            rates[w.label].append(rps)
+            secs = 2.0 * (1 + float(lengths.uniform(0, 0.25)))
+            summary.append(_row(run_id, i, w, "eoslab", "saturation", r, pos, rps, secs))
+    frames = []
+    for i, w in enumerate(workloads):
+        if java_peer:
+            summary.append(
+                _row(
+                    run_id,
+                    i,
+                    w,
+                    "java",
+                    "saturation",
+                    NOT_IN_ROUNDS,
+                    -1,
+                    float(np.median(rates[w.label])) / java_ratio,
+                    6.0,
+                )
+            )
+        fixed = _row(run_id, i, w, "eoslab", "fixed_load", NOT_IN_ROUNDS, -1, float(w.rate), w.duration_s)
+        summary.append(fixed)
+        n = samples_per_workload
+        ack = rng.lognormal(np.log(ACK_MEDIAN_MS[w.mode] * latency_scale), 0.4, n)
+        ru = ack + rng.lognormal(np.log(5.0 * latency_scale), 0.3, n)
+        rc = ru + (rng.uniform(0, w.commit_ms, n) if w.commit_ms else 0.0)  # waits for the commit marker
+        for kind, vals in (("ack", ack), ("e2e_read_committed", rc), ("e2e_read_uncommitted", ru)):
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "run_id": run_id,
+                        "workload": i,
+                        "label": w.label,
+                        "kind": kind,
+                        "seq": np.arange(n),
+                        "latency_ms": vals,
+                    }
+                )
+            )
+            for q in (50, 95, 99):
+                fixed[f"{kind}_p{q}_ms"] = float(np.percentile(vals, q))
+    return write_run(folder, params, summary, pd.concat(frames, ignore_index=True), _env(run_id, learner, rounds))
+
+
+def generate_class(root: Path, learners: int, runs_each: int = 1, *, seed: int = 0, **kw: Any) -> list[Path]:
     """``root/<learner>/<run>/`` for a class, as an instructor collects it."""
     out = []
     for li in range(learners):
         for r in range(runs_each):
             folder = root / f"learner{li:02d}" / f"run{r:02d}"
-            out.append(generate_run(folder, seed=seed + 1000 * li + r, learner="jovyan", **kw))  # type: ignore[arg-type]
+            out.append(generate_run(folder, seed=seed + 1000 * li + r, learner="jovyan", **kw))
     return out

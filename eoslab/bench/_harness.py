@@ -2,9 +2,12 @@
 
 Two phases per workload, because one phase cannot give both figures:
 
-* saturation: ``count`` records as fast as the client queues them; throughput is
-  records / (first produce → last ack). Delivery reports only for errors
-  (``delivery.report.only.error``): a Python callback per record would measure Python.
+* saturation, in time slices (:func:`saturation_slice`): records as fast as the client
+  queues them for a slice of wall time, then a drain; throughput is records / (first
+  produce → last ack). Delivery reports only for errors (``delivery.report.only.error``):
+  a Python callback per record would measure Python. Every producer is warmed up first
+  (:func:`warm_up`: connected to every leader, producer id acquired, a first batch acked),
+  in every mode alike, so no slice pays for a connection or an InitProducerId.
 * fixed offered load: ``rate`` records/s for ``duration_s``; each record carries its send
   time and sequence number in its first 16 bytes, so a delivery report gives the ack
   latency and two consumers (``read_committed`` and ``read_uncommitted``, both set
@@ -25,13 +28,17 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
+from eoslab._librdkafka import BENCH
 from eoslab._timeouts import CLIENT_CALL, CLIENT_DRAIN
-from eoslab.clients import LIBRDKAFKA_LOGGER
 from eoslab.errors import EoslabError
 from eoslab.runs import Workload
 
 HEADER = struct.Struct(">qq")  # send time (ns since the epoch), sequence number
 ISOLATIONS = ("read_committed", "read_uncommitted")
+SLICE_CAP = 3.0
+"""A transactional slice runs on past its planned length until it holds its minimum of commits, but not past
+three times that length: a commit that drains the local queue at a loaded machine's pace may take far longer
+than its interval, and the report counts the commits each slice really made."""
 CATCH_UP = 15.0
 """After the last ack, the consumers read what is left: a fetch returns within fetch.wait.max.ms (50 ms) of
 data being readable; 15 s covers a consumer still joining on a busy laptop."""
@@ -45,7 +52,8 @@ class BenchError(EoslabError):
 class Saturation:
     records: int
     seconds: float
-    errors: int
+    errors: int = 0
+    commits: int = 0
 
     @property
     def records_per_s(self) -> float:
@@ -69,14 +77,49 @@ class LatencySamples:
         self.latency_ms.append(ms)
 
 
+def payload(w: Workload) -> bytes:
+    """The saturation phase's record value, the same bytes for both clients (the Java tool reads them from a
+    file): a constant, so neither client spends time making up bytes."""
+    return b"a" * w.record_size
+
+
 def _producer(bootstrap: str, w: Workload, extra: dict[str, Any]) -> Producer:
-    conf: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": LIBRDKAFKA_LOGGER, **w.librdkafka_conf(), **extra}
+    conf: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": BENCH, **w.librdkafka_conf(), **extra}
     if w.transactional:
         conf["transactional.id"] = f"eoslab-bench-{uuid.uuid4().hex[:10]}"
     p = Producer(conf)
     if w.transactional:
         p.init_transactions(CLIENT_CALL)
     return p
+
+
+def warm_up(p: Producer, topic: str, w: Workload, value: bytes) -> None:
+    """One record to every partition, acked (in a committed transaction for a transactional producer):
+    the producer is then connected to every leader and holds its producer id, in every mode alike."""
+    try:
+        if w.transactional:
+            p.begin_transaction()
+        for part in range(w.partitions):
+            _produce(p, topic, value, partition=part)
+        if w.transactional:
+            p.commit_transaction(CLIENT_CALL)
+        if p.flush(CLIENT_CALL) != 0:
+            raise BenchError(f"{w.label}: the warm-up records to {topic!r} were not acknowledged in {CLIENT_CALL:g} s.")
+    except KafkaException as exc:
+        raise BenchError(f"{w.label}: the producer failed its warm-up on {topic!r}: {exc.args[0].str()}.") from None
+
+
+def saturation_producer(bootstrap: str, topic: str, w: Workload) -> tuple[Producer, list[int]]:
+    """A producer for saturation slices, warmed up; the list counts its delivery errors."""
+    errors = [0]
+
+    def on_error(err: KafkaError | None, msg: Message) -> None:
+        if err is not None:
+            errors[0] += 1
+
+    p = _producer(bootstrap, w, {"delivery.report.only.error": True, "on_delivery": on_error})
+    warm_up(p, topic, w, payload(w))
+    return p, errors
 
 
 class _Committer:
@@ -108,49 +151,62 @@ class _Committer:
             self.commits += 1
 
 
-def _produce(p: Producer, topic: str, value: bytes, on_delivery: Callable[..., None] | None = None) -> None:
+def _produce(
+    p: Producer, topic: str, value: bytes, on_delivery: Callable[..., None] | None = None, partition: int = -1
+) -> None:
     while True:
         try:
             if on_delivery is None:
-                p.produce(topic, value)
+                p.produce(topic, value, partition=partition)
             else:
-                p.produce(topic, value, on_delivery=on_delivery)
+                p.produce(topic, value, on_delivery=on_delivery, partition=partition)
             return
-        except BufferError:  # the local queue is full: serve delivery reports, then retry
-            p.poll(0.005)
+        except BufferError:  # the local queue is full (queue.buffering.max.kbytes): serve reports, then retry
+            p.poll(0.002)
 
 
-def saturation(bootstrap: str, topic: str, w: Workload, tick: Callable[[int], None] = lambda n: None) -> Saturation:
-    errors = 0
+def saturation_slice(
+    p: Producer,
+    errors: list[int],
+    topic: str,
+    w: Workload,
+    seconds: float,
+    min_commits: int = 0,
+    tick: Callable[[int], None] = lambda n: None,
+) -> Saturation:
+    """Produce as fast as the bounded local queue allows for ``seconds`` (and, transactional, until
+    ``min_commits`` commits, for at most :data:`SLICE_CAP` × ``seconds``), then drain (commit, flush).
 
-    def on_error(err: KafkaError | None, msg: Message) -> None:
-        nonlocal errors
-        if err is not None:
-            errors += 1
-
-    p = _producer(bootstrap, w, {"delivery.report.only.error": True, "on_delivery": on_error})
-    value = bytes(w.record_size)
-    step = max(1, w.count // 50)
+    The timer runs from the first produce to the last ack, on a producer already warmed up.
+    """
+    value = payload(w)
+    chunk = 200  # records between two looks at the clock; a commit is still checked after every record
+    before = errors[0]
+    n = 0
     try:
         t0 = time.perf_counter()
+        end, cap = t0 + seconds, t0 + SLICE_CAP * seconds
         txn = _Committer(p, w)
-        for i in range(w.count):
-            _produce(p, topic, value)
-            txn.after_send()
-            if i % step == 0:
-                p.poll(0)
-                tick(step)
+        while (now := time.perf_counter()) < end or (txn.commits < min_commits and now < cap):
+            for _ in range(chunk):
+                _produce(p, topic, value)
+                txn.after_send()
+            n += chunk
+            p.poll(0)
+            tick(chunk)
         txn.finish()
         if p.flush(CLIENT_DRAIN) != 0:
             raise BenchError(
                 f"{w.label}: records still unacknowledged {CLIENT_DRAIN:g} s after the last send to {topic!r}."
             )
-        seconds = time.perf_counter() - t0
+        took = time.perf_counter() - t0
     except KafkaException as exc:
         raise BenchError(f"{w.label}: the producer failed on {topic!r}: {exc.args[0].str()}.") from None
-    if errors:
-        raise BenchError(f"{w.label}: {errors} of {w.count} records failed to reach {topic!r}: is the cluster healthy?")
-    return Saturation(w.count, seconds, errors)
+    if errors[0] != before:
+        raise BenchError(
+            f"{w.label}: {errors[0] - before} of {n} records failed to reach {topic!r}: is the cluster healthy?"
+        )
+    return Saturation(n, took, 0, txn.commits)
 
 
 def _consume(
@@ -166,7 +222,7 @@ def _consume(
     c = Consumer(
         {
             "bootstrap.servers": bootstrap,
-            "logger": LIBRDKAFKA_LOGGER,
+            "logger": BENCH,
             "group.id": f"eoslab-bench-{uuid.uuid4().hex[:8]}",  # required by librdkafka; offsets never committed
             "isolation.level": isolation,  # explicit: librdkafka's default is read_committed, Java's read_uncommitted
             "enable.auto.commit": False,
@@ -182,6 +238,8 @@ def _consume(
                     continue
                 now = time.time_ns()
                 sent, seq = HEADER.unpack_from(m.value() or bytes(16))
+                if seq < 0:
+                    continue  # a warm-up record
                 with lock:
                     out.add(f"e2e_{isolation}", seq, (now - sent) / 1e6)
                 seen += 1
@@ -219,6 +277,7 @@ def fixed_load(
             out.add("ack", seq, (now - sent) / 1e6)
 
     p = _producer(bootstrap, w, {})
+    warm_up(p, topic, w, HEADER.pack(0, -1) + bytes(w.record_size - HEADER.size))  # seq -1: not a sample
     pad = bytes(w.record_size - HEADER.size)
     time.sleep(0.5)  # the consumers' first fetch is under way, so the first records do not wait on a join
     try:

@@ -1,77 +1,137 @@
-"""The peer: Kafka's own ProducerPerformance of the pinned release, with the same settings.
+"""The peer: Kafka's own ProducerPerformance of the pinned release, doing the harness's work.
 
-A throughput figure from our harness means little alone on a shared 2-core laptop; the
-Java tool measured minutes apart in the same run, with the same acks, idempotence,
-linger.ms, batch.size, max.in.flight and record size, says what the cluster gives.
+A throughput figure from our harness means little alone on a shared 2-core laptop; the Java
+tool, with the same acks, idempotence, linger.ms, batch.size, max.in.flight, buffer, record
+size, record bytes and commit interval, says what the cluster gives a client that is not the
+bottleneck. What makes it like for like (each found by measuring; see
+docs/benchmarks-producers.md):
 
-Not like-for-like for transactions: the Java 4.x client speaks transaction protocol v2
-(KIP-890: the epoch is bumped on every commit, partitions are added implicitly), while
-librdkafka speaks v1 (an AddPartitionsToTxn round trip in every transaction).
+* the same bytes: the tool's ``--record-size`` fills every record with fresh random letters
+  (a 1,024-call loop per record on the sending thread); the harness sends one constant value.
+  The peer reads that constant value from a file (``--payload-file``; local backend).
+* the same timed window: the tool's own timer starts after the JVM start and ``initTransactions``,
+  but its first seconds run interpreted code while the JIT compiles the hot loop (its first 5 s
+  report runs at a fraction of the later rate), and hold the metadata fetch and the
+  InitProducerId that the harness's warm-up does outside its timer. The peer's figure is the
+  rate AFTER the tool's first report (:data:`JAVA_WARMUP_S`), from the tool's own printed counts.
+* the same buffer: ``buffer.memory`` = the harness's ``queue.buffering.max.kbytes``.
+
+Not like for like, and said so beside every figure: transactions (the Java 4.x client speaks
+transaction protocol v2, KIP-890: the epoch is bumped on every commit, partitions are added
+implicitly; librdkafka speaks v1, an AddPartitionsToTxn round trip per transaction) and what
+each client costs in CPU per record (measured and recorded: on 2 cores the client's CPU is
+taken from the brokers).
 """
 
 from __future__ import annotations
 
+import math
 import re
+import resource
 import subprocess
+import tempfile
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from eoslab import _jars, _java
 from eoslab._paths import PACKAGE_DIR
-from eoslab.bench._harness import BenchError
+from eoslab.bench._harness import BenchError, payload
 from eoslab.cluster import Cluster
 from eoslab.runs import Workload
 
 PEER_TIMEOUT = 300.0
-"""The default matrix's largest workload (120,000 x 1 KiB) takes the Java tool ~10-30 s on 2 cores, plus a JVM start."""
+"""A long run's peer (5 s warm-up + 60 s measured) plus a JVM start, with room for a loaded machine."""
+JAVA_WARMUP_S = 5.0
+"""What the peer's figure leaves out: the tool's first report, which it prints after 5 s
+(``Stats.reportingInterval``, fixed in the tool). Records acked in it are not counted."""
+STILL_WARMING = 1.15
+"""A measured stretch whose last 5 s report runs this much faster than its first is flagged: the JIT was
+still compiling (seen on a machine at load 20+); measure longer with ``--java-seconds``."""
 
 TXN_NOTE = (
     "transactions are not like-for-like: the Java 4.x client uses transaction protocol v2 "
     "(KIP-890, epoch bump per commit, implicit AddPartitions), librdkafka v1"
 )
 
+IDEMPOTENT_NOTE = (
+    "librdkafka's idempotent producer (idempotent and transactional modes) sends a partition's next Produce "
+    "request only while fewer than 5 of its records are unanswered (it counts MESSAGES in flight against the "
+    "limit of 5 REQUESTS): one full batch per partition at a time, where the Java client keeps up to 5 "
+    "(`eoslab bench wire` shows both in the proxy's trace)"
+)
+"""Why the harness can be the bottleneck in idempotent and transactional modes: librdkafka's rdkafka_broker.c
+limits a partition's requests with ``RD_KAFKA_IDEMP_MAX_INFLIGHT - rktp_msgs_inflight``, and
+``rktp_msgs_inflight`` counts messages, so a partition with a batch of 5 or more records in flight sends no
+other (see :mod:`eoslab.bench.wire` and docs/benchmarks-producers.md for the measurements)."""
+
 _TOTAL = re.compile(
     r"(?P<records>\d+) records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
     r"(?P<avg>[\d.]+) ms avg latency, (?P<max>[\d.]+) ms max latency, (?P<p50>\d+) ms 50th, "
     r"(?P<p95>\d+) ms 95th, (?P<p99>\d+) ms 99th"
 )
+_WINDOW = re.compile(r"^(?P<records>\d+) records sent, (?P<rps>[\d.]+) records/sec \([\d.]+ MB/sec\), [^,]+, [^,]+\.$")
 
 
 @dataclass
 class PeerResult:
-    records: int
-    records_per_s: float
+    """The tool's figures: its own total (warm-up included) and the rate after its first report."""
+
+    records: int  # counted after the warm-up report
+    seconds: float
+    total_records: int
+    total_records_per_s: float
     p50_ms: float
     p99_ms: float
+    windows: list[float] = field(default_factory=list)  # records/s of each 5 s report, in order
+    cpu_s: float = float("nan")  # the tool's JVM: user + system CPU, start to exit (local backend)
+    payload: str = "constant"
 
     @property
-    def seconds(self) -> float:
-        return self.records / self.records_per_s if self.records_per_s else 0.0
+    def records_per_s(self) -> float:
+        return self.records / self.seconds if self.seconds > 0 else float("nan")
+
+    @property
+    def still_warming(self) -> bool:
+        steady = self.windows[1:]
+        return len(steady) >= 2 and steady[-1] > STILL_WARMING * steady[0]
 
 
-def parse_total(text: str) -> PeerResult | None:
-    """The tool's last summary line (it prints a progress line every 5 s before it)."""
+def parse_output(text: str) -> PeerResult | None:
+    """The tool's report lines (one every 5 s) and its summary line; None without a summary."""
     found = list(_TOTAL.finditer(text))
     if not found:
         return None
     m = found[-1]
-    return PeerResult(int(m["records"]), float(m["rps"]), float(m["p50"]), float(m["p99"]))
+    total, rps = int(m["records"]), float(m["rps"])
+    windows = [(int(w["records"]), float(w["rps"])) for w in map(_WINDOW.match, text.splitlines()) if w]
+    elapsed = total / rps if rps else 0.0
+    if windows:  # the rate after the first report: every count and duration from the tool's own lines
+        first_n, first_rps = windows[0]
+        records, seconds = total - first_n, elapsed - (first_n / first_rps if first_rps else 0.0)
+    else:  # shorter than one report: no measured stretch
+        records, seconds = 0, 0.0
+    return PeerResult(records, seconds, total, rps, float(m["p50"]), float(m["p99"]), [r for _, r in windows])
 
 
-def java_args(w: Workload, topic: str) -> list[str]:
-    args = [
-        "--topic",
-        topic,
-        "--num-records",
-        str(w.count),
-        "--record-size",
-        str(w.record_size),
-        "--throughput",
-        "-1",
-        "--producer-props",
-        "bootstrap.servers={bootstrap}",
-        *w.java_props(),
-    ]
+def parse_total(text: str) -> PeerResult | None:
+    """The tool's summary (kept for callers that only need the total)."""
+    return parse_output(text)
+
+
+def peer_records(w: Workload, rate_hint: float, seconds: float) -> int:
+    """How many records make the tool run its warm-up report plus ``seconds`` at about ``rate_hint``/s."""
+    return max(1000, math.ceil(rate_hint * (JAVA_WARMUP_S + seconds) * 1.2))
+
+
+def java_args(
+    w: Workload, topic: str, records: int, payload_file: Path | None = None, client_id: str | None = None
+) -> list[str]:
+    args = ["--topic", topic, "--num-records", str(records)]
+    args += ["--payload-file", str(payload_file)] if payload_file else ["--record-size", str(w.record_size)]
+    args += ["--throughput", "-1", "--producer-props", "bootstrap.servers={bootstrap}", *w.java_props()]
+    if client_id:
+        args.append(f"client.id={client_id}")  # the proxy's trace tells the clients apart by it
     if w.transactional:
         args += [
             "--transactional-id",
@@ -92,8 +152,8 @@ The kit's short-lived-tool flags (C1 only, serial GC, 256 MB) start a JVM 40 % f
 run this hot loop far slower: a peer handicapped that way would flatter the harness."""
 
 
-def _run_local(cluster: Cluster, args: list[str]) -> str:
-    argv = [a.replace("{bootstrap}", cluster.bootstrap_servers()) for a in args]
+def _run_local(cluster: Cluster, args: list[str], proxied: bool = False) -> tuple[str, float]:
+    argv = [a.replace("{bootstrap}", cluster.bootstrap_servers(proxied=proxied)) for a in args]
     cmd = [
         _java.java_executable(),
         *PERF_JVM,
@@ -103,26 +163,43 @@ def _run_local(cluster: Cluster, args: list[str]) -> str:
         "org.apache.kafka.tools.ProducerPerformance",
         *argv,
     ]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PEER_TIMEOUT, stdin=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise BenchError(f"kafka-producer-perf-test failed: {tail[0]}")
-    return proc.stdout
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return proc.stdout, cpu
 
 
-def run_peer(cluster: Cluster, w: Workload, topic: str) -> PeerResult | None:
+def run_peer(
+    cluster: Cluster, w: Workload, topic: str, records: int, *, client_id: str | None = None, proxied: bool = False
+) -> PeerResult | None:
     """None when the workload has no Java equivalent (a commit every N records).
 
     Local backend: the tool's class on the kit's jars with the JVM flags of the shipped
-    script; docker: the script itself inside a broker's container (``Cluster.tool``).
+    script, the harness's constant record read from a file; docker: the script itself inside
+    a broker's container (``Cluster.tool``), where the file is not: random records there.
+    ``proxied`` (local backend only) sends through the fault proxy, whose trace then shows what the
+    tool really sent under ``client_id`` (:mod:`eoslab.bench.wire`).
     """
     if w.transactional and not w.commit_ms:
         return None
     if cluster.backend.name == "local":
-        out = _run_local(cluster, java_args(w, topic))
+        with tempfile.TemporaryDirectory(prefix="eoslab-peer-") as tmp:
+            path = Path(tmp) / "record.txt"
+            path.write_bytes(payload(w))  # one line, no newline: the tool sends exactly these bytes
+            out, cpu = _run_local(cluster, java_args(w, topic, records, path, client_id), proxied)
+        kind = "constant"
+    elif proxied:
+        raise BenchError("The Java tool goes through the fault proxy on the local backend only.")
     else:
-        out = cluster.tool("producer-perf-test", *java_args(w, topic), timeout=PEER_TIMEOUT)
-    result = parse_total(out)
+        args = java_args(w, topic, records, client_id=client_id)
+        out, cpu = cluster.tool("producer-perf-test", *args, timeout=PEER_TIMEOUT), math.nan
+        kind = "random"
+    result = parse_output(out)
     if result is None:
         raise BenchError(f"{w.label}: producer-perf-test printed no summary line: {out.strip()[-200:]!r}.")
+    result.cpu_s, result.payload = cpu, kind
     return result

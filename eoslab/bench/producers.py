@@ -1,14 +1,22 @@
 """``eoslab bench producers``: what idempotence and transactions cost, measured on the real cluster.
 
-Each workload (a producer mode with explicit batching) runs in three steps, each on a
-fresh topic that is deleted afterwards: the kit's harness at saturation, Kafka's own
-ProducerPerformance with the same settings (the peer, so every throughput figure has
-a ratio measured in the same run), and the harness at a fixed offered load for latency.
-The run is written under ``runs/<run_id>/`` as Parquet, in the format of :mod:`eoslab.runs`.
+A run has three parts, each on fresh topics that are deleted afterwards:
+
+1. rounds at saturation (:mod:`eoslab.bench._rounds`): one warmed-up producer per mode; every
+   round gives each mode a slice of wall time, in an order rotated from round to round
+   (A B C …, B C … A, …), so a machine that slows down or speeds up during the run weighs on
+   every mode alike, and the spread over rounds gives each figure its interval;
+2. Kafka's own ProducerPerformance on the same settings and the same bytes (the peer,
+   :mod:`eoslab.bench._peer`), for the baseline or every mode;
+3. the harness at a fixed offered load for latency.
+
+The run is written under ``runs/<run_id>/`` as Parquet, in the format of :mod:`eoslab.runs`;
+its intervals are computed by ``eoslab.analysis`` (Spark), which ``eoslab bench producers`` prints.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
 import uuid
 from pathlib import Path
@@ -19,12 +27,33 @@ import pandas as pd
 
 from eoslab.bench import _harness
 from eoslab.bench._harness import BenchError
-from eoslab.bench._peer import TXN_NOTE, PeerResult, run_peer
-from eoslab.bench.targets import HARNESS_VS_JAVA_RATIO
+from eoslab.bench._peer import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE, PeerResult, peer_records, run_peer
+from eoslab.bench._rounds import run_rounds, sat_row
 from eoslab.cluster import Cluster, connect
-from eoslab.runs import BASELINE, Matrix, Workload, fingerprint, matrix, new_run_id, run_folders, runs_dir, write_run
+from eoslab.runs import (
+    NOT_IN_ROUNDS,
+    Matrix,
+    Workload,
+    fingerprint,
+    matrix,
+    new_run_id,
+    run_folders,
+    runs_dir,
+    write_run,
+)
 
-__all__ = ["BenchError", "ensure_runs", "run_matrix", "summary_text"]
+__all__ = [
+    "BenchError",
+    "IDEMPOTENT_NOTE",
+    "JAVA_WARMUP_S",
+    "TXN_NOTE",
+    "ensure_runs",
+    "estimate_s",
+    "run_matrix",
+]
+
+SETUP_S = 2.0
+"""Per mode, the topic, the producer, its warm-up, the consumers' join: what a run costs beside its slices."""
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -43,10 +72,13 @@ def _fixed_row(run_id: str, i: int, w: Workload, s: _harness.LatencySamples) -> 
         "commit_ms": w.commit_ms,
         "client": "eoslab",
         "phase": "fixed_load",
+        "round": NOT_IN_ROUNDS,
+        "position": -1,
         "records": s.offered,
         "seconds": s.seconds,
         "records_per_s": s.offered / s.seconds if s.seconds else float("nan"),
         "mb_per_s": s.offered * w.record_size / 2**20 / s.seconds if s.seconds else float("nan"),
+        "commits": 0,
         "errors": s.errors,
     }
     for kind in ("ack", "e2e_read_committed", "e2e_read_uncommitted"):
@@ -57,32 +89,20 @@ def _fixed_row(run_id: str, i: int, w: Workload, s: _harness.LatencySamples) -> 
     return row
 
 
-def _sat_row(
-    run_id: str,
-    i: int,
-    w: Workload,
-    client: str,
-    records: int,
-    seconds: float,
-    p50: float = float("nan"),
-    p99: float = float("nan"),
-) -> dict[str, Any]:
-    return {
-        "run_id": run_id,
-        "workload": i,
-        "label": w.label,
-        "mode": w.mode,
-        "commit_ms": w.commit_ms,
-        "client": client,
-        "phase": "saturation",
-        "records": records,
-        "seconds": seconds,
-        "records_per_s": records / seconds if seconds else float("nan"),
-        "mb_per_s": records * w.record_size / 2**20 / seconds if seconds else float("nan"),
-        "errors": 0,
-        "ack_p50_ms": p50,
-        "ack_p99_ms": p99,
-    }
+def _peer_row(run_id: str, i: int, w: Workload, r: PeerResult) -> dict[str, Any]:
+    row = sat_row(run_id, i, w, "java", r.records, r.seconds, NOT_IN_ROUNDS, -1, cpu_s=r.cpu_s)
+    row.update(
+        ack_p50_ms=r.p50_ms,  # the tool's own, over its whole run: latency at saturation is queueing
+        ack_p99_ms=r.p99_ms,
+        java_total_records=r.total_records,
+        java_total_records_per_s=r.total_records_per_s,  # the tool's printed figure, warm-up included
+        java_windows=",".join(f"{x:.0f}" for x in r.windows),
+        java_warmup_s=JAVA_WARMUP_S,
+        java_still_warming=r.still_warming,
+        java_payload=r.payload,
+        cpu_us_per_record=r.cpu_s / r.total_records * 1e6 if r.total_records else float("nan"),
+    )
+    return row
 
 
 def _topic(cluster: Cluster, run_id: str, w: Workload, phase: str) -> str:
@@ -91,63 +111,70 @@ def _topic(cluster: Cluster, run_id: str, w: Workload, phase: str) -> str:
     return name
 
 
+def estimate_s(m: Matrix) -> float:
+    """The wall time a run of ``m`` should take on a quiet 2-core laptop (printed before it starts)."""
+    peers = m.peer_workloads()
+    java = len(peers) * (3.0 + JAVA_WARMUP_S + m.java_seconds)  # a JVM start, its warm-up report, the stretch
+    fixed = sum(w.duration_s + 1.0 for w in m.workloads)
+    return m.rounds * m.round_s + java + fixed + SETUP_S * len(m.workloads)
+
+
 def run_matrix(
     cluster: Cluster, m: Matrix | str = "default", root: str | Path | None = None, progress: bool = True
 ) -> Path:
-    """Run every workload of the matrix and write one run folder; returns its path."""
-    from tqdm.auto import tqdm
+    """Measure every workload of the matrix and write one run folder; returns its path."""
+    from tqdm import tqdm
+
+    from eoslab._progress import progress_bar
 
     m = matrix(m) if isinstance(m, str) else m
     run_id = new_run_id()
     folder = runs_dir(root) / run_id
-    env = fingerprint(run_id, cluster.backend.name, m.name)
+    env = fingerprint(run_id, cluster.backend.name, m.name, m.rounds, m.seconds)
+    env["java_peer"] = m.java_peer
     bootstrap = cluster.bootstrap_servers()
-    total = sum(w.count * (2 if m.java_peer else 1) + int(w.rate * w.duration_s) for w in m.workloads) * m.repeats
-    params, summary, frames = [], [], []
-    bar = tqdm(total=total, unit="rec", unit_scale=True, disable=not progress, desc="bench", leave=False)
+    index = {w.label: i for i, w in enumerate(m.workloads)}
+    params = [
+        {"run_id": run_id, "workload": i, **w.record(), "rounds": m.rounds, "slice_s": m.slice_s(w)}
+        for i, w in enumerate(m.workloads)
+    ]
+    frames: list[pd.DataFrame] = []
+    bar = progress_bar("bench", total=estimate_s(m), unit="s", delay=0.0) if progress else tqdm(disable=True)
     t_start = time.monotonic()
     try:
-        for rep in range(m.repeats):
-            for i0, w in enumerate(m.workloads):
-                i = rep * len(m.workloads) + i0
-                params.append({"run_id": run_id, "workload": i, "repeat": rep, **w.record()})
-                made = []
-                try:
-                    bar.set_description(f"{w.label}: saturation")
-                    made.append(t := _topic(cluster, run_id, w, "sat"))
-                    sat = _harness.saturation(bootstrap, t, w, tick=bar.update)
-                    summary.append(_sat_row(run_id, i, w, "eoslab", sat.records, sat.seconds))
-                    if m.java_peer:
-                        bar.set_description(f"{w.label}: java peer")
-                        made.append(t := _topic(cluster, run_id, w, "java"))
-                        peer: PeerResult | None = run_peer(cluster, w, t)
-                        bar.update(w.count)
-                        if peer is not None:
-                            summary.append(
-                                _sat_row(run_id, i, w, "java", peer.records, peer.seconds, peer.p50_ms, peer.p99_ms)
-                            )
-                    bar.set_description(f"{w.label}: {w.rate}/s fixed load")
-                    made.append(t := _topic(cluster, run_id, w, "lat"))
-                    lat = _harness.fixed_load(bootstrap, t, w, tick=bar.update)
-                    summary.append(_fixed_row(run_id, i, w, lat))
-                    frames.append(
-                        pd.DataFrame(
-                            {
-                                "run_id": run_id,
-                                "workload": i,
-                                "label": w.label,
-                                "kind": lat.kind,
-                                "seq": lat.seq,
-                                "latency_ms": lat.latency_ms,
-                            }
-                        )
-                    )
-                finally:
-                    for t in made:
-                        try:
-                            cluster.admin.delete_topic(t)
-                        except Exception:  # noqa: BLE001 - a leftover topic must not hide the real error
-                            pass
+        summary = run_rounds(cluster, m, run_id, bar)
+        for w in m.peer_workloads():
+            bar.set_description(f"{w.label}: Kafka's producer-perf-test")
+            rates = [r["records_per_s"] for r in summary if r["label"] == w.label]
+            t = _topic(cluster, run_id, w, "java")
+            try:
+                peer = run_peer(cluster, w, t, peer_records(w, statistics.median(rates), m.java_seconds))
+            finally:
+                cluster.admin.delete_topic(t)
+            bar.update(3.0 + JAVA_WARMUP_S + m.java_seconds)
+            if peer is not None:
+                summary.append(_peer_row(run_id, index[w.label], w, peer))
+        for w in m.workloads:
+            bar.set_description(f"{w.label}: {w.rate}/s fixed load")
+            t = _topic(cluster, run_id, w, "lat")
+            try:
+                lat = _harness.fixed_load(bootstrap, t, w)
+            finally:
+                cluster.admin.delete_topic(t)
+            bar.update(w.duration_s + 1.0)
+            summary.append(_fixed_row(run_id, index[w.label], w, lat))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "run_id": run_id,
+                        "workload": index[w.label],
+                        "label": w.label,
+                        "kind": lat.kind,
+                        "seq": lat.seq,
+                        "latency_ms": lat.latency_ms,
+                    }
+                )
+            )
     finally:
         bar.close()
     env["wall_s"] = round(time.monotonic() - t_start, 1)
@@ -165,47 +192,7 @@ def ensure_runs(cluster: Cluster | None = None, root: str | Path | None = None, 
     if not run_folders(path):
         if cluster is None:
             cluster = connect()
-        print(f"No runs under {path}: measuring the {matrix_name!r} matrix first (about a minute).")
-        run_matrix(cluster, matrix_name, path)
+        m = matrix(matrix_name)
+        print(f"No runs under {path}: measuring the {matrix_name!r} matrix first (about {estimate_s(m):.0f} s).")
+        run_matrix(cluster, m, path)
     return path
-
-
-def summary_text(folder: Path) -> str:
-    """The one-screen summary of a run: harness vs Java, overhead vs acks=all, latency at fixed load."""
-    s = pd.read_parquet(folder / "summary.parquet")
-    env = pd.read_parquet(folder / "env.parquet").iloc[0]
-    sat, fixed = s[s.phase == "saturation"], s[s.phase == "fixed_load"].set_index("label")
-    ours = sat[sat.client == "eoslab"].set_index("label")
-    java = sat[sat.client == "java"].set_index("label")
-    base = ours.records_per_s.get(BASELINE, float("nan"))
-    lines = [
-        f"run {env.run_id}: {env.cores} cores ({env.cpu}), Kafka {env.kafka_version}, "
-        f"librdkafka {env.librdkafka_version}, {env.backend} backend, load {env.load1_at_start} at start, "
-        f"{env.get('wall_s', '?')} s",
-        "saturation (records/s; 'java' = kafka-producer-perf-test, same settings, same run):",
-        f"{'mode':<16}{'eoslab':>10}{'MB/s':>7}{'java':>10}{'ratio':>7}{'overhead':>12}   "
-        f"fixed load: ack p50/p99   e2e rc p50/p99   e2e ru p50/p99 (ms)",
-    ]
-    for label, r in ours.iterrows():
-        j = java.records_per_s.get(label, float("nan"))
-        ratio = r.records_per_s / j if j == j else float("nan")
-        flag = "" if ratio != ratio or ratio >= HARNESS_VS_JAVA_RATIO else f" <{HARNESS_VS_JAVA_RATIO:g}"
-        over = 1 - r.records_per_s / base
-        f = fixed.loc[label] if label in fixed.index else None
-        lat = (
-            ""
-            if f is None
-            else (
-                f"   {f.ack_p50_ms:6.1f}/{f.ack_p99_ms:<7.1f}  {f.e2e_read_committed_p50_ms:7.1f}/"
-                f"{f.e2e_read_committed_p99_ms:<7.1f}  {f.e2e_read_uncommitted_p50_ms:7.1f}/"
-                f"{f.e2e_read_uncommitted_p99_ms:.1f}"
-            )
-        )
-        lines.append(
-            f"{label:<16}{r.records_per_s:>10.0f}{r.mb_per_s:>7.1f}{j:>10.0f}{ratio:>7.2f}{flag:<1}{over:>+11.1%}{lat}"
-        )
-    lines.append("overhead = 1 − throughput / acks_all's throughput in this run (negative: faster than acks_all).")
-    lines.append(f"note: {TXN_NOTE}.")
-    lines.append("note: a shared 2-core machine makes these figures noisy; compare ratios measured in one run.")
-    lines.append(f"written to {folder}")
-    return "\n".join(lines)

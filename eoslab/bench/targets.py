@@ -37,3 +37,9 @@ ANALYSIS_S = 30.0
 # if the harness is not the bottleneck.
 HARNESS_VS_JAVA_RATIO = 0.9
 """The harness over Kafka's producer-perf-test at the same settings, measured minutes apart in one run."""
+DEFAULT_RUN_S = 180.0
+"""``eoslab bench producers`` with the default matrix, all included (measuring, then Spark's report): the run a
+learner makes before module 06, on a quiet 2-core laptop."""
+REPORT_S = 30.0
+"""Not a target: what the default run's estimate leaves for Spark's report (its JVM start, then a few small
+queries: ~25 s on a quiet machine in issue 6's timings; ~90 s at load 30-90)."""

@@ -4,27 +4,45 @@ workloads they measure. ``eoslab.bench`` writes them; ``eoslab.analysis`` (PySpa
 collected and analysed elsewhere::
 
     runs/<run_id>/params.parquet    one row per workload (every batching setting, explicit)
-    runs/<run_id>/summary.parquet   one row per workload × client (eoslab, java) × phase: throughput, latency
+    runs/<run_id>/summary.parquet   saturation: one row per workload × round (the harness) and per workload
+                                    (Kafka's Java tool); fixed load: one row per workload (latency)
     runs/<run_id>/samples.parquet   one row per record of the fixed-load phase × kind
                                     (ack, e2e_read_committed, e2e_read_uncommitted)
     runs/<run_id>/env.parquet       the machine, the versions, the backend, the load when it started
 
-The columns every reader may rely on are :data:`COLUMNS`; an instructor's class folder nests
+The columns every reader may rely on are :data:`COLUMNS`, in format :data:`FORMAT` (older runs are
+refused with one sentence: :class:`RunsFormatError`); an instructor's class folder nests
 runs one level deeper (``class/<learner>/<run_id>/``), and :func:`run_folders` finds them at any depth.
 """
 
 from eoslab.runs._env import describe_machine, fingerprint
 from eoslab.runs._folders import RUNS_ENV, new_run_id, run_folders, runs_dir
-from eoslab.runs._schema import COLUMNS, TABLES, RunsFormatError
+from eoslab.runs._schema import COLUMNS, FORMAT, NOT_IN_ROUNDS, TABLES, RunsFormatError, require_format, run_format
 from eoslab.runs._tables import read_table, write_run
-from eoslab.runs._workloads import BASELINE, MATRICES, MODES, Matrix, Workload, WorkloadError, matrix
+from eoslab.runs._workloads import (
+    BASELINE,
+    EOS_PEERS,
+    MATRICES,
+    MIN_COMMITS,
+    MODES,
+    PEERS,
+    Matrix,
+    Workload,
+    WorkloadError,
+    matrix,
+)
 
 __all__ = [
     "BASELINE",
     "COLUMNS",
+    "EOS_PEERS",
+    "FORMAT",
     "MATRICES",
+    "MIN_COMMITS",
     "MODES",
     "Matrix",
+    "NOT_IN_ROUNDS",
+    "PEERS",
     "RUNS_ENV",
     "RunsFormatError",
     "TABLES",
@@ -35,7 +53,9 @@ __all__ = [
     "matrix",
     "new_run_id",
     "read_table",
+    "require_format",
     "run_folders",
+    "run_format",
     "runs_dir",
     "write_run",
 ]

@@ -12,6 +12,7 @@ import confluent_kafka
 import psutil
 
 from eoslab import _java
+from eoslab.runs._schema import FORMAT
 from eoslab.topology import KAFKA_VERSION
 
 JAVA_VERSION_TIMEOUT = 20.0
@@ -45,16 +46,19 @@ def describe_machine() -> str:
     return f"{os.cpu_count()} cores ({_cpu_model()}), {mem:.0f} GiB, {platform.system()} {platform.release()}"
 
 
-def fingerprint(run_id: str, backend: str, matrix: str) -> dict[str, Any]:
-    """The ``env`` row of a run: who, where, on what, and how busy the machine was."""
+def fingerprint(run_id: str, backend: str, matrix: str, rounds: int = 1, seconds: float = 0.0) -> dict[str, Any]:
+    """The ``env`` row of a run: who, where, on what, how busy the machine was, and the run's shape."""
     import pandas as pd
 
     load1, _, _ = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     return {
         "run_id": run_id,
+        "format": FORMAT,
         "learner": os.environ.get("EOSLAB_LEARNER") or getpass.getuser(),
         "started_at": pd.Timestamp.now(tz="UTC"),
         "matrix": matrix,
+        "rounds": rounds,
+        "seconds": float(seconds),
         "cpu": _cpu_model(),
         "cores": os.cpu_count() or 0,
         "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eoslab.runs._folders import run_folders, runs_dir
-from eoslab.runs._schema import check_columns
+from eoslab.runs._schema import check_columns, require_format
 
 if TYPE_CHECKING:  # pandas is imported when a table is read or written: `import eoslab.runs` stays light
     import pandas as pd
@@ -61,6 +61,7 @@ def read_table(name: str, root: str | Path | None = None) -> pd.DataFrame:
     folders = run_folders(base)
     if not folders:
         raise FileNotFoundError(f"no runs under {base}: run the Setup cell first")
+    require_format(folders)
     frames = []
     for f in folders:
         df = pd.read_parquet(f / f"{name}.parquet")

@@ -1,9 +1,14 @@
 """Producer modes and workloads: configuration as data, for librdkafka AND for Kafka's Java tool.
 
 Every batching setting is explicit on both sides, because the two clients' defaults
-differ (librdkafka: ``batch.size`` 1 MB, ``max.in.flight`` 1,000,000, idempotence off;
-Java 4.x: ``batch.size`` 16 KB, ``max.in.flight`` 5, idempotence on). A figure measured
-with defaults would compare the defaults, not the mode.
+differ (librdkafka: ``batch.size`` 1 MB, ``max.in.flight`` 1,000,000, idempotence off, a 1 GB
+local queue; Java 4.x: ``batch.size`` 16 KB, ``max.in.flight`` 5, idempotence on, ``buffer.memory``
+32 MB). A figure measured with defaults would compare the defaults, not the mode.
+
+A matrix is measured in ROUNDS: every mode once per round (A B C … then B C … A …), each for a
+slice of wall time long enough for at least :data:`MIN_COMMITS` commits at the longest commit
+interval, so that the machine's drift falls on every mode alike and the spread over rounds gives
+an interval (see :mod:`eoslab.bench.producers`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,14 @@ from eoslab.errors import EoslabError
 MODES = ("acks1", "acks_all", "idempotent", "transactional")
 BASELINE = "acks_all"
 """Overheads are measured against acks=all without idempotence: the course's durability, no EOS."""
+MIN_COMMITS = 20
+"""A transactional slice lasts at least this many commit intervals: with 1 or 2 commits in a slice, the
+commit's cost is a matter of where the slice happened to end."""
+PEERS = ("none", "baseline", "eos", "all")
+"""Which modes Kafka's own ProducerPerformance measures beside the harness (one JVM each): none; the
+baseline; the baseline, idempotence and transactions at the published anchor's 100 ms (``eos``); or
+every mode that has a Java equivalent."""
+EOS_PEERS = ("acks_all", "idempotent", "txn_100ms")
 
 
 class WorkloadError(EoslabError):
@@ -24,10 +37,10 @@ class WorkloadError(EoslabError):
 
 @dataclass(frozen=True)
 class Workload:
-    """One producer mode with its batching, and the two phases it is measured in.
+    """One producer mode with its batching, and the fixed load its latency is measured at.
 
-    ``count`` records at saturation give the throughput; ``rate`` records/s for
-    ``duration_s`` give latency at a FIXED offered load (at saturation latency only
+    Throughput is measured at saturation in time slices (the matrix's rounds); latency at a
+    FIXED offered load, ``rate`` records/s for ``duration_s`` (at saturation latency only
     measures the queue in front of the broker).
     """
 
@@ -35,12 +48,12 @@ class Workload:
     commit_ms: int | None = None  # transactional: commit every T ms (Java's --transaction-duration-ms)
     commit_every: int | None = None  # transactional: or every N records (librdkafka side only)
     record_size: int = 1024
-    count: int = 100_000
     rate: int = 1000
     duration_s: float = 5.0
     linger_ms: int = 5
     batch_size: int = 65536
     max_in_flight: int = 5  # Java's default; the most idempotence allows (5 batches remembered)
+    buffer_kb: int = 2048
     partitions: int = 3
 
     def __post_init__(self) -> None:
@@ -50,6 +63,8 @@ class Workload:
             raise WorkloadError("A transactional workload needs commit_ms or commit_every: say how often it commits.")
         if self.record_size < 16:
             raise WorkloadError(f"record_size={self.record_size} is too small: records carry 16 bytes of header.")
+        if self.buffer_kb * 1024 < 4 * self.batch_size:
+            raise WorkloadError(f"buffer_kb={self.buffer_kb} holds fewer than 4 batches of {self.batch_size} bytes.")
 
     @property
     def label(self) -> str:
@@ -86,20 +101,27 @@ class Workload:
         conf.update(
             {
                 "batch.num.messages": 100_000,  # let batch.size, not librdkafka's count cap (10,000), close a batch
-                "queue.buffering.max.messages": 1_000_000,  # the local queue is not what we measure
+                # The local queue, bounded like Java's buffer.memory (the same figure): librdkafka's default
+                # (1 GB) lets produce() run seconds ahead of the broker, and a commit flushes the whole queue.
+                "queue.buffering.max.kbytes": self.buffer_kb,
+                "queue.buffering.max.messages": 1_000_000,  # the byte bound above is the one that binds
             }
         )
         return conf
 
     def java_props(self) -> list[str]:
         """``--producer-props`` for ProducerPerformance (values as Java reads them)."""
-        out = []
-        for k, v in self.common_conf().items():
-            out.append(f"{k}={str(v).lower() if isinstance(v, bool) else v}")
-        return out
+        conf: dict[str, Any] = {**self.common_conf(), "buffer.memory": self.buffer_kb * 1024}
+        return [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in conf.items()]
+
+    def slice_s(self, seconds: float, min_commits: int = MIN_COMMITS) -> float:
+        """How long this mode is measured in one round: ``seconds``, or longer for ``min_commits`` commits."""
+        if self.transactional and self.commit_ms:
+            return max(seconds, min_commits * self.commit_ms / 1000)
+        return seconds
 
     def record(self) -> dict[str, Any]:
-        """One row of ``params.parquet``."""
+        """One row of ``params.parquet`` (the matrix adds ``rounds`` and ``slice_s``)."""
         row = asdict(self)
         row.update(label=self.label, acks=self.acks, idempotent=self.idempotent, transactional=self.transactional)
         return row
@@ -107,11 +129,41 @@ class Workload:
 
 @dataclass(frozen=True)
 class Matrix:
+    """The modes of a run and how long each is measured: ``rounds`` × (every mode for its slice)."""
+
     name: str
     workloads: tuple[Workload, ...]
-    java_peer: bool = True
-    repeats: int = 1
+    rounds: int = 5
+    seconds: float = 3.0
+    java_peer: str = "baseline"
+    java_seconds: float = 10.0  # the Java tool's measured stretch, after its own warm-up (see bench._peer)
+    min_commits: int = MIN_COMMITS
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.rounds < 1 or self.seconds <= 0:
+            raise WorkloadError(f"rounds={self.rounds}, seconds={self.seconds}: a run needs ≥ 1 round of > 0 s.")
+        if self.java_peer not in PEERS:
+            raise WorkloadError(f"java_peer={self.java_peer!r}: use one of {', '.join(PEERS)}.")
+        if not any(w.mode == BASELINE for w in self.workloads):
+            raise WorkloadError(f"Matrix {self.name!r} has no {BASELINE} workload: overheads need the baseline.")
+
+    def slice_s(self, w: Workload) -> float:
+        return w.slice_s(self.seconds, self.min_commits)
+
+    @property
+    def round_s(self) -> float:
+        """Wall time of one round's measured slices (warm-ups and drains come on top)."""
+        return sum(self.slice_s(w) for w in self.workloads)
+
+    def peer_workloads(self) -> list[Workload]:
+        """The workloads the Java tool measures (it has no commit-every-N-records mode)."""
+        if self.java_peer == "none":
+            return []
+        ok = [w for w in self.workloads if not (w.transactional and not w.commit_ms)]
+        if self.java_peer == "baseline":
+            return [w for w in ok if w.label == BASELINE]
+        return [w for w in ok if w.label in EOS_PEERS] if self.java_peer == "eos" else ok
 
 
 def _modes(**kw: Any) -> tuple[Workload, ...]:
@@ -122,21 +174,35 @@ def _modes(**kw: Any) -> tuple[Workload, ...]:
 
 
 MATRICES: dict[str, Matrix] = {
-    # ≤ 3 min on 2 cores: 6 workloads × (saturation + Java peer + 4 s at 1000 records/s).
-    "default": Matrix("default", _modes(count=120_000, rate=1000, duration_s=4.0, commit_intervals=(20, 100, 500))),
-    # The test suite's and notebook 06's matrix: seconds, no Java peer (a JVM start is 2-3 s here).
+    # A learner's run, ≤ 3 min on a quiet 2-core laptop with Spark's report (eoslab.bench.targets.DEFAULT_RUN_S):
+    # 4 rounds of (5 modes × 1.5 s + txn_500ms × 10 s), the Java peer for acks_all, idempotent and txn_100ms,
+    # and 2 s at 1000 records/s per mode for latency: 144 s estimated.
+    "default": Matrix(
+        "default",
+        _modes(rate=1000, duration_s=2.0, commit_intervals=(20, 100, 500)),
+        rounds=4,
+        seconds=1.5,
+        java_peer="eos",
+        java_seconds=6.0,
+    ),
+    # The test suite's matrix, shared by notebook 06, its solution and lab 06: seconds, no Java peer.
     "quick": Matrix(
-        "quick", _modes(count=10_000, rate=500, duration_s=2.0, commit_intervals=(50, 200)), java_peer=False
+        "quick",
+        _modes(rate=500, duration_s=2.0, commit_intervals=(20, 50)),
+        rounds=3,
+        seconds=1.0,
+        java_peer="none",
     ),
 }
 
 
 def matrix(name: str, **overrides: Any) -> Matrix:
-    """A named matrix, optionally with fields of every workload replaced (``count=``, ``record_size=``...)."""
+    """A named matrix; ``rounds``, ``seconds``, ``java_peer``, ``java_seconds`` replace the matrix's own,
+    any other keyword replaces that field of every workload (``record_size=``, ``rate=``...)."""
     if name not in MATRICES:
         raise WorkloadError(f"Unknown matrix {name!r}: use one of {', '.join(MATRICES)}.")
     m = MATRICES[name]
-    java_peer = overrides.pop("java_peer", m.java_peer)
+    own = {k: overrides.pop(k) for k in ("rounds", "seconds", "java_peer", "java_seconds") if k in overrides}
     if overrides:
-        return replace(m, workloads=tuple(replace(w, **overrides) for w in m.workloads), java_peer=java_peer)
-    return replace(m, java_peer=java_peer)
+        m = replace(m, workloads=tuple(replace(w, **overrides) for w in m.workloads))
+    return replace(m, **own) if own else m

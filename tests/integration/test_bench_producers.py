@@ -1,4 +1,5 @@
-"""The producer benchmark on the real cluster: a run folder with every table, and the lab's two directions."""
+"""The producer benchmark on the real cluster: a run folder with every table, the Java peer on the same
+settings, what both clients really send (the proxy's trace), and the untouched lab failing."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from eoslab.bench.producers import summary_text
-from eoslab.runs import Workload
+from eoslab.bench._harness import SLICE_CAP
+from eoslab.runs import FORMAT, MIN_COMMITS, Workload
 
 pytestmark = pytest.mark.cluster
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,13 +25,25 @@ def test_a_run_records_every_table(bench_runs):
     assert set(params.label) == set(summary.label)
     sat = summary[summary.phase == "saturation"]
     assert (sat.records_per_s > 0).all() and (sat.errors == 0).all()
+    # Rounds: every mode once per round, in an order rotated from round to round.
+    rounds = sat[sat["round"] >= 0]
+    assert env.format == FORMAT and set(rounds["round"]) == set(range(env.rounds))
+    assert (rounds.groupby("round").label.nunique() == len(params)).all()
+    firsts = rounds[rounds.position == 0].sort_values("round").label.tolist()
+    assert len(set(firsts)) == len(firsts), firsts
+    # A transactional slice is planned for the matrix's floor of commits and runs on until it has them, up to
+    # SLICE_CAP times its length (a commit first drains the client's buffer: on a loaded machine a transaction
+    # lasts longer than its interval, and the report counts the commits each slice really made).
+    txn = rounds[rounds["mode"] == "transactional"].merge(params[["label", "slice_s", "commit_ms"]], on="label")
+    assert (txn.slice_s >= MIN_COMMITS * txn.commit_ms_y / 1000).all()
+    short = txn[txn.commits < MIN_COMMITS]
+    assert (txn.commits > 0).all() and (short.seconds >= SLICE_CAP * short.slice_s).all(), short
     # Every record of the fixed-load phase was acked once and read once per isolation level.
     counts = samples.groupby(["label", "kind"]).seq.nunique().unstack("kind")
     offered = params.set_index("label").eval("rate * duration_s").astype(int)
     for kind in ("ack", "e2e_read_committed", "e2e_read_uncommitted"):
         assert (counts[kind] == offered[counts.index]).all(), kind
     assert env.kafka_version == "4.1.2" and env.cores >= 1 and env.librdkafka_version
-    assert "overhead" in summary_text(folder)
 
 
 def test_read_committed_waits_for_the_commit(bench_runs):
@@ -42,15 +55,37 @@ def test_read_committed_waits_for_the_commit(bench_runs):
 
 
 def test_the_java_peer_runs_with_the_same_settings(cluster, topic_name):
+    """The tool runs a transactional workload on the harness's bytes and reports its rate after its warm-up."""
     from eoslab.bench._peer import run_peer
 
-    w = Workload("transactional", commit_ms=100, count=5000)
+    w = Workload("transactional", commit_ms=100)
     cluster.admin.create_topic(topic_name, partitions=3)
     try:
-        r = run_peer(cluster, w, topic_name)
+        r = run_peer(cluster, w, topic_name, 20_000)
     finally:
         cluster.admin.delete_topic(topic_name)
-    assert r is not None and r.records == 5000 and r.records_per_s > 0
+    assert r is not None and r.total_records == 20_000 and r.payload == "constant"
+    # Counted after its first 5 s report, when it lasted that long; its own total includes the warm-up.
+    assert r.records <= r.total_records and (r.records == 0 or r.seconds > 0)
+    assert r.total_records_per_s > 0
+
+
+@pytest.mark.parametrize("label", ["acks_all", "idempotent"])
+def test_both_clients_send_the_same_batches(cluster, label):
+    """Like for like on the wire: through the proxy both clients fill batch.size (the same records per batch).
+    librdkafka's idempotent producer sends another request on a partition only while fewer than 5 RECORDS are
+    unanswered (rdkafka_broker.c counts messages against the limit of 5 requests); the Java client, with the
+    same max.in.flight, is not held back that way."""
+    from eoslab.bench.wire import measure_wire
+    from eoslab.runs import matrix
+
+    (w,) = [x for x in matrix("default").workloads if x.label == label]
+    harness, java = measure_wire(cluster, w, seconds=2.0, java_records=20_000)
+    print(harness.line(), java.line(), sep="\n")
+    full = w.batch_size // (w.record_size + 16)  # a batch filled to batch.size: ~16 bytes of framing per record
+    assert harness.records_per_batch == java.records_per_batch >= full, (harness, java)
+    if w.idempotent:
+        assert harness.records_in_flight_at_send < 5, harness
 
 
 def test_the_untouched_lab_fails_at_every_graded_cell(bench_runs):

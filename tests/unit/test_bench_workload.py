@@ -1,20 +1,26 @@
-"""Workloads as data: both clients get the same explicit settings; the Java tool's summary parses."""
+"""Workloads as data: both clients get the same explicit settings; rounds and slices; the Java tool's
+report lines parse into its rate after its warm-up report."""
 
 from __future__ import annotations
 
 import pytest
 
-from eoslab.bench._peer import java_args, parse_total
-from eoslab.runs import MATRICES, Workload, WorkloadError, matrix
+from eoslab.bench._peer import JAVA_WARMUP_S, java_args, parse_output, peer_records
+from eoslab.bench._rounds import rotated
+from eoslab.runs import MATRICES, MIN_COMMITS, Matrix, Workload, WorkloadError, matrix
 
 
 def test_every_batching_setting_is_explicit_on_both_sides():
-    w = Workload("idempotent", linger_ms=7, batch_size=32768)
+    w = Workload("idempotent", linger_ms=7, batch_size=32768, buffer_kb=1024)
     rd = w.librdkafka_conf()
     java = dict(p.split("=", 1) for p in w.java_props())
     for key in ("acks", "enable.idempotence", "linger.ms", "batch.size", "max.in.flight.requests.per.connection"):
         assert key in rd and key in java
     assert java["enable.idempotence"] == "true" and java["linger.ms"] == "7" and java["batch.size"] == "32768"
+    # The client's buffer, the same on both sides: a commit flushes it, so it shapes a transaction.
+    assert rd["queue.buffering.max.kbytes"] == 1024 and java["buffer.memory"] == str(1024 * 1024)
+    with pytest.raises(WorkloadError, match="fewer than 4 batches"):
+        Workload("acks_all", batch_size=65536, buffer_kb=128)
 
 
 def test_modes():
@@ -22,28 +28,107 @@ def test_modes():
     assert Workload("acks_all").librdkafka_conf()["enable.idempotence"] is False
     t = Workload("transactional", commit_ms=100)
     assert t.label == "txn_100ms" and t.idempotent
-    args = java_args(t, "x")
+    args = java_args(t, "x", 5000)
     assert args[args.index("--transaction-duration-ms") + 1] == "100" and "--transactional-id" in args
+    assert args[args.index("--num-records") + 1] == "5000" and "--record-size" in args
     with pytest.raises(WorkloadError, match="commit"):
         Workload("transactional")
     with pytest.raises(WorkloadError, match="Unknown producer mode"):
         Workload("exactly-twice")
 
 
+def test_the_peer_sends_the_harness_record_from_a_file(tmp_path):
+    args = java_args(Workload("acks_all"), "x", 10, tmp_path / "record.txt")
+    assert args[args.index("--payload-file") + 1] == str(tmp_path / "record.txt") and "--record-size" not in args
+
+
+def test_slices_hold_enough_commits():
+    m = matrix("default")
+    by = {w.label: m.slice_s(w) for w in m.workloads}
+    assert by["acks_all"] == m.seconds and by["txn_500ms"] == MIN_COMMITS * 0.5  # 20 commits at 500 ms: 10 s
+    assert m.round_s == pytest.approx(sum(by.values()))
+    assert [w.label for w in m.peer_workloads()] == ["acks_all", "idempotent", "txn_100ms"]
+    assert [w.label for w in matrix("default", java_peer="baseline").peer_workloads()] == ["acks_all"]
+    assert matrix("quick").peer_workloads() == []
+    assert len(matrix("default", java_peer="all").peer_workloads()) == len(m.workloads)
+
+
 def test_matrices():
     assert {w.label for w in MATRICES["default"].workloads} >= {"acks1", "acks_all", "idempotent", "txn_100ms"}
-    assert all(w.count == 7 for w in matrix("quick", count=7).workloads)
+    assert all(w.rate == 7 for w in matrix("quick", rate=7).workloads)
+    long = matrix("default", rounds=15, seconds=10.0)
+    assert long.rounds == 15 and long.seconds == 10.0 and long.workloads == MATRICES["default"].workloads
     with pytest.raises(WorkloadError):
         matrix("huge")
+    with pytest.raises(WorkloadError, match="no acks_all"):
+        Matrix("x", (Workload("idempotent"),))
+    with pytest.raises(WorkloadError, match="java_peer"):
+        matrix("quick", java_peer="some")
 
 
-def test_parse_the_java_summary():
-    out = (
-        "50000 records sent, 9990.0 records/sec (9.76 MB/sec), 80.1 ms avg latency, 500.0 ms max latency.\n"
-        "120000 records sent, 31612.3 records/sec (30.87 MB/sec), 52.47 ms avg latency, 611.00 ms max latency, "
-        "31 ms 50th, 201 ms 95th, 410 ms 99th, 580 ms 99.9th.\n"
+def test_rounds_rotate_the_order():
+    order = ["a", "b", "c"]
+    assert [rotated(order, r) for r in range(4)] == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"], order]
+
+
+TOOL_OUTPUT = (
+    "21500 records sent, 4300.0 records/sec (4.20 MB/sec), 800.1 ms avg latency, 1500.0 ms max latency.\n"
+    "100000 records sent, 20000.0 records/sec (19.53 MB/sec), 80.1 ms avg latency, 300.0 ms max latency.\n"
+    "150000 records sent, 10000.0 records/sec (9.77 MB/sec), 52.47 ms avg latency, 1500.00 ms max latency, "
+    "31 ms 50th, 201 ms 95th, 410 ms 99th, 580 ms 99.9th.\n"
+)
+
+
+def test_the_peer_figure_leaves_out_the_tools_first_report():
+    r = parse_output(TOOL_OUTPUT)
+    assert r is not None and r.total_records == 150_000 and r.total_records_per_s == pytest.approx(10_000)
+    # 15 s in all; the first report held 21,500 records in 5 s: the rest is 128,500 records in 10 s.
+    assert r.records == 128_500 and r.seconds == pytest.approx(10.0) and r.records_per_s == pytest.approx(12_850)
+    assert r.windows == [4300.0, 20000.0] and r.p50_ms == 31 and r.p99_ms == 410
+    assert parse_output("nothing") is None
+    assert parse_output(TOOL_OUTPUT.splitlines()[-1]).records == 0  # shorter than one report: no steady stretch
+
+
+def test_a_peer_still_warming_up_is_flagged():
+    lines = "".join(
+        f"{n} records sent, {rps:.1f} records/sec (1.0 MB/sec), 1.0 ms avg latency, 2.0 ms max latency.\n"
+        for n, rps in ((5000, 1000.0), (50000, 10000.0), (75000, 15000.0))
     )
-    r = parse_total(out)
-    assert r is not None and r.records == 120000 and r.records_per_s == pytest.approx(31612.3)
-    assert r.p50_ms == 31 and r.p99_ms == 410
-    assert parse_total("nothing") is None
+    total = (
+        "130000 records sent, 8666.7 records/sec (8.46 MB/sec), 1 ms avg latency, 2 ms max latency, "
+        "1 ms 50th, 1 ms 95th, 1 ms 99th, 1 ms 99.9th.\n"
+    )
+    r = parse_output(lines + total)
+    assert r is not None and r.still_warming
+    assert peer_records(Workload("acks_all"), 10_000, 10.0) == int(10_000 * (JAVA_WARMUP_S + 10) * 1.2)
+
+
+def _produce_row(t0: float, t1: float | None, partition: int, records: int) -> dict:
+    items = [{"topic": "t", "partition": partition, "record_count": records}]
+    return {"api": "Produce", "time": t0, "response_time": t1, "request": {"items": items}}
+
+
+def test_wire_stats_count_what_a_partition_had_unanswered():
+    from eoslab.bench.wire import wire_stats
+
+    rows = [
+        _produce_row(0.0, 1.0, 0, 63),
+        _produce_row(1.0, 2.0, 0, 63),  # sent as the first was answered: not in flight together
+        _produce_row(2.0, 4.0, 0, 2),
+        _produce_row(3.0, 4.0, 0, 63),  # sent behind a batch of 2 records (librdkafka allows it: 2 < 5)
+        _produce_row(0.0, 4.0, 1, 10),
+        _produce_row(0.5, None, 1, 10),  # not answered yet: a batch, not an interval
+        {"api": "Metadata", "time": 0.0, "response_time": 0.1},
+    ]
+    s = wire_stats(rows, "eoslab", "idempotent")
+    assert (s.requests, s.batches, s.records_per_batch) == (6, 6, 36.5)
+    assert s.max_in_flight == 2 and s.records_in_flight_at_send == 2
+    assert s.mean_in_flight == round((5 / 4 + 4 / 4) / 2, 2)
+
+
+def test_the_default_run_is_planned_within_its_target():
+    """The learner's run: its measuring time as planned, plus what is left for Spark's report, within 3 min."""
+    from eoslab.bench.producers import estimate_s
+    from eoslab.bench.targets import DEFAULT_RUN_S, REPORT_S
+
+    assert estimate_s(matrix("default")) + REPORT_S <= DEFAULT_RUN_S
