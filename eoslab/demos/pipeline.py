@@ -23,6 +23,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import psutil
 from confluent_kafka import Consumer, TopicPartition
 
 from eoslab import _procs
@@ -33,8 +34,6 @@ from eoslab._wait import wait_until
 from eoslab.demos.pipeline_parts import MODES, PipelineError, parse_die_at
 
 if TYPE_CHECKING:
-    import psutil
-
     from eoslab.cluster import Cluster
 
 CHILD_MODULE = "eoslab.demos.pipeline_child"
@@ -117,7 +116,9 @@ class PipelineProcess:
             cmd += ["--transactional-id", self.transactional_id]
         if die_at:
             cmd += ["--die-at", die_at]
-        self.proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # stderr to a file, not a pipe: librdkafka logs there, and a pipe nobody reads stalls a long run
+        with self.stderr_file().open("wb") as err:
+            self.proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=err)
         _procs.write_pid(self._pid_file(self.proc.pid), self.proc.pid)
         self.paused = False
         return self
@@ -130,6 +131,16 @@ class PipelineProcess:
     def returncode(self) -> int | None:
         """The last incarnation's exit code (``-9``: SIGKILL), ``None`` while it runs."""
         return None if self.proc is None else self.proc.poll()
+
+    @property
+    def state(self) -> str | None:
+        """The current incarnation's process state as ``ps`` says it (``"stopped"`` when paused), ``None``
+        once it is gone."""
+        live = self._live()
+        try:
+            return None if live is None else str(live.status())
+        except psutil.Error:
+            return None
 
     def _live(self) -> psutil.Process | None:
         return None if self.proc is None else _procs.process(self.proc.pid, expect=CHILD_MODULE)
@@ -163,6 +174,13 @@ class PipelineProcess:
         if live is not None:
             live.send_signal(signal.SIGSTOP)
             self.paused = True
+            # the kernel stops it at its next return to user space: milliseconds, KILL_WAIT on a swapping machine
+            wait_until(
+                lambda: self.state in (psutil.STATUS_STOPPED, None),
+                timeout=_procs.KILL_WAIT,
+                what=f"processor {self.name} to stop on SIGSTOP",
+                progress=False,
+            )
         return self
 
     def resume(self) -> PipelineProcess:
@@ -188,11 +206,15 @@ class PipelineProcess:
         self._reap()
         return int(self.proc.returncode)
 
+    def stderr_file(self, incarnation: int | None = None) -> Path:
+        """Where ``incarnation`` (the current one by default) writes its stderr: retries, librdkafka's
+        logs, its reason to stop."""
+        return self.history_dir / f"{self.name}-{incarnation or self.incarnation}.stderr"
+
     def stderr(self) -> str:
-        """What an exited incarnation printed on stderr (its reason to stop)."""
-        if self.proc is None or self.proc.stderr is None or self.proc.poll() is None:
-            return ""
-        return self.proc.stderr.read().decode("utf-8", "replace")
+        """What the current incarnation printed on stderr so far."""
+        path = self.stderr_file()
+        return path.read_text("utf-8", "replace") if self.proc is not None and path.exists() else ""
 
     # -- progress -------------------------------------------------------------------------------
     def lag(self) -> int:

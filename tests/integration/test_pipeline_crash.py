@@ -14,6 +14,7 @@ before it is assigned; CATCH_UP (90 s) and EXIT_WAIT (30 s) in eoslab.demos.pipe
 
 from __future__ import annotations
 
+import psutil
 import pytest
 
 from eoslab.clients import producer
@@ -101,3 +102,15 @@ def test_at_least_once_twin_killed_after_produce_before_commit_duplicates(cluste
     assert verdict.count("duplicate") == len(cut), str(verdict)
     assert verdict.count("lost_write") == 0 and verdict.count("missing_output") == 0, str(verdict)
     assert verdict.count("aborted_read") == 0, str(verdict)
+
+
+def test_a_paused_processor_is_alive_but_silent_and_goes_on_when_resumed(cluster, topics, tmp_path):
+    src, out = topics
+    with PipelineProcess(cluster, "eos", input=src, output=out, history_dir=tmp_path) as proc:
+        proc.start().wait_caught_up()
+        proc.pause()
+        assert proc.running and proc.state == psutil.STATUS_STOPPED
+        events = len(read_history(proc.history()).events)
+        assert proc.resume().stop() == 0, proc.stderr()  # SIGTERM: it finishes and leaves its group
+        assert proc.returncode == 0 and len(read_history(proc.history()).events) >= events
+    assert proc.histories() == [proc.history(1)]
