@@ -58,7 +58,8 @@ class PipelineProcess:
 
     ``name`` names the processor (its group and transactional.id derive from it unless given);
     incarnation ``k`` writes ``history_dir / f"{name}-{k}.jsonl"`` and calls itself
-    ``f"{name}-{k}-{pid}"`` in it. ``die_at`` (``"after-produce:3"``) applies to the NEXT start only.
+    ``f"{name}-{k}-{pid}"`` in it. ``die_at`` (``"after-produce:3"``: SIGKILL there) and ``stall_at``
+    (the same points: sleep past the transaction timeout there) apply to the NEXT start only.
     """
 
     def __init__(
@@ -72,6 +73,7 @@ class PipelineProcess:
         name: str | None = None,
         group: str | None = None,
         transactional_id: str | None = None,
+        transaction_timeout_ms: int | None = None,
     ) -> None:
         if mode not in MODES:
             raise PipelineError(f"mode={mode!r}: use one of {MODES}.")
@@ -80,6 +82,7 @@ class PipelineProcess:
         self.group = group or f"pipeline-{self.name}"
         self.transactional_id = transactional_id or f"pipeline-{self.name}"
         self.history_dir = Path(history_dir)
+        self.transaction_timeout_ms = transaction_timeout_ms
         self.incarnation = 0
         self.proc: subprocess.Popen[bytes] | None = None
         self.paused = False
@@ -100,11 +103,11 @@ class PipelineProcess:
         """Every incarnation's history file that exists, oldest first."""
         return [p for k in range(1, self.incarnation + 1) if (p := self.history(k)).exists()]
 
-    def start(self, die_at: str | None = None) -> PipelineProcess:
+    def start(self, die_at: str | None = None, stall_at: str | None = None) -> PipelineProcess:
         """Start a new incarnation (an error if one runs: kill or stop it first)."""
         if self.running:
             raise PipelineError(f"The processor {self.name!r} runs (pid {self.pid}): kill() or stop() it first.")
-        parse_die_at(die_at)  # a bad spec fails here, not in the child
+        parse_die_at(die_at), parse_die_at(stall_at)  # a bad spec fails here, not in the child
         self.incarnation += 1
         self.history_dir.mkdir(parents=True, exist_ok=True)
         cmd = [
@@ -116,6 +119,10 @@ class PipelineProcess:
             cmd += ["--transactional-id", self.transactional_id]
         if die_at:
             cmd += ["--die-at", die_at]
+        if stall_at:
+            cmd += ["--stall-at", stall_at]
+        if self.transaction_timeout_ms is not None:
+            cmd += ["--transaction-timeout-ms", str(self.transaction_timeout_ms)]
         # stderr to a file, not a pipe: librdkafka logs there, and a pipe nobody reads stalls a long run
         with self.stderr_file().open("wb") as err:
             self.proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=err)

@@ -21,6 +21,7 @@ import functools
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -49,6 +50,9 @@ TRANSACTION_TIMEOUT_MS = 20000
 (the LSO) until its restarted successor's init_transactions aborts it or this timeout does; 20 s
 is well above one batch's work."""
 
+STALL_MARGIN = 4.0
+"""``--stall-at`` sleeps transaction.timeout.ms plus this: the coordinator's 1 s abort check, with room."""
+
 T = TypeVar("T")
 
 
@@ -66,6 +70,7 @@ class Processor:
         self.process = f"{args.process}-{os.getpid()}"
         self.h = HistoryWriter(args.history, process=self.process)
         self.die_at = parse_die_at(args.die_at)
+        self.stall_at = parse_die_at(args.stall_at)
         self.stopping = False
         self.seq = 0  # sends so far: makes every output value unique
         self.failed = 0  # delivery reports with an error, in the current batch
@@ -83,7 +88,10 @@ class Processor:
         )
         producer: dict[str, Any] = {"bootstrap.servers": args.bootstrap, "acks": "all", "linger.ms": 5}
         if args.mode == "eos":
-            producer |= {"transactional.id": args.transactional_id, "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS}
+            producer |= {
+                "transactional.id": args.transactional_id,
+                "transaction.timeout.ms": args.transaction_timeout_ms,
+            }
         else:
             producer |= {"enable.idempotence": True}
         self.producer = Producer(producer)
@@ -93,6 +101,10 @@ class Processor:
         """The test hook: SIGKILL this process at ``point`` of batch N (``--die-at point:N``)."""
         if self.die_at == (point, self.batch):
             os.kill(os.getpid(), signal.SIGKILL)
+        if self.stall_at == (point, self.batch):
+            # past transaction.timeout.ms the coordinator aborts the open transaction (its check runs every
+            # transaction.abort.timed.out.transaction.cleanup.interval.ms = 1 s here) and bumps the epoch
+            time.sleep(self.args.transaction_timeout_ms / 1000 + STALL_MARGIN)
 
     def on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         committed = consumer.committed(partitions, timeout=CLIENT_CALL)
@@ -222,6 +234,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--history", required=True, help="the history file (JSON lines) of this incarnation")
     ap.add_argument("--process", required=True, help="this incarnation's name in the history (the pid is added)")
     ap.add_argument("--die-at", help="POINT:N, SIGKILL itself at POINT of batch N (a test hook)")
+    ap.add_argument("--stall-at", help="POINT:N, sleep past transaction.timeout.ms at POINT of batch N (a test hook)")
+    ap.add_argument("--transaction-timeout-ms", type=int, default=TRANSACTION_TIMEOUT_MS)
     args = ap.parse_args(argv)
     if args.mode == "eos" and not args.transactional_id:
         ap.error("--mode eos needs --transactional-id")

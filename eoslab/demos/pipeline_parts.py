@@ -108,8 +108,9 @@ DIE_POINTS = {
     "after-offsets": "eos only: the offsets are in the transaction (send_offsets_to_transaction returned), "
     "commit_transaction not called",
 }
-"""Where ``--die-at POINT:N`` makes a processor SIGKILL itself, at its N-th batch: a crash at a known
-place, so a test cannot pass by luck of timing."""
+"""Where ``--die-at POINT:N`` makes a processor SIGKILL itself, at its N-th batch (and ``--stall-at``
+makes it sleep past its transaction timeout): a fault at a known place, so a test cannot pass by luck
+of timing."""
 
 
 def parse_die_at(spec: str | None) -> tuple[str, int] | None:
@@ -118,5 +119,7 @@ def parse_die_at(spec: str | None) -> tuple[str, int] | None:
         return None
     point, _, n = spec.partition(":")
     if point not in DIE_POINTS or not n.isdigit() or int(n) < 1:
-        raise PipelineError(f"--die-at {spec!r}: use POINT:N with POINT one of {sorted(DIE_POINTS)} and N >= 1.")
+        raise PipelineError(
+            f"--die-at/--stall-at {spec!r}: use POINT:N with POINT one of {sorted(DIE_POINTS)} and N >= 1."
+        )
     return point, int(n)

@@ -19,7 +19,7 @@ import pytest
 
 from eoslab.clients import producer
 from eoslab.demos.pipeline import PipelineProcess
-from eoslab.demos.pipeline_child import BATCH
+from eoslab.demos.pipeline_child import BATCH, EXIT_FATAL
 from eoslab.demos.pipeline_parts import parse_output
 from eoslab.history import Committed, Sent, check, read_both, read_final, read_history
 
@@ -44,10 +44,10 @@ def topics(cluster, topic_name):
         cluster.admin.delete_topic(t)
 
 
-def _crash_and_recover(cluster, mode: str, src: str, out: str, tmp_path) -> PipelineProcess:
+def _crash_and_recover(cluster, mode: str, src: str, out: str, tmp_path, point="after-produce") -> PipelineProcess:
     proc = PipelineProcess(cluster, mode, input=src, output=out, history_dir=tmp_path)
     try:
-        proc.start(die_at=f"after-produce:{CRASH_BATCH}")
+        proc.start(die_at=f"{point}:{CRASH_BATCH}")
         assert proc.wait_exit() == -9, proc.stderr()  # it killed itself: SIGKILL, no clean-up ran
         proc.start()
         proc.wait_caught_up()
@@ -67,9 +67,10 @@ def _crashed_batch(proc: PipelineProcess) -> list[Sent]:
     return sends
 
 
-def test_eos_processor_killed_mid_transaction_and_restarted_is_exactly_once(cluster, topics, tmp_path):
+@pytest.mark.parametrize("point", ["after-produce", "after-offsets"])
+def test_eos_processor_killed_mid_transaction_and_restarted_is_exactly_once(cluster, topics, tmp_path, point):
     src, out = topics
-    proc = _crash_and_recover(cluster, "eos", src, out, tmp_path)
+    proc = _crash_and_recover(cluster, "eos", src, out, tmp_path, point)
     cut = _crashed_batch(proc)
     assert {s.txn for s in cut} == {CRASH_BATCH} and len(cut) <= BATCH
 
@@ -114,3 +115,24 @@ def test_a_paused_processor_is_alive_but_silent_and_goes_on_when_resumed(cluster
         assert proc.resume().stop() == 0, proc.stderr()  # SIGTERM: it finishes and leaves its group
         assert proc.returncode == 0 and len(read_history(proc.history()).events) >= events
     assert proc.histories() == [proc.history(1)]
+
+
+def test_eos_processor_whose_transaction_timed_out_is_fenced_stops_and_its_restart_is_exactly_once(
+    cluster, topics, tmp_path
+):
+    """Stalled past transaction.timeout.ms inside batch 2, the coordinator aborts the transaction and
+    bumps the epoch; librdkafka then reports _FENCED (fatal) on send_offsets_to_transaction, so the
+    processor stops with its fatal exit code and a restart carries on."""
+    src, out = topics
+    proc = PipelineProcess(cluster, "eos", input=src, output=out, history_dir=tmp_path, transaction_timeout_ms=2000)
+    with proc:
+        proc.start(stall_at="after-produce:2")
+        assert proc.wait_exit() == EXIT_FATAL, proc.stderr()
+        assert "_FENCED" in proc.stderr()
+        events = read_history(proc.history(1)).events
+        assert [e.txn for e in events if isinstance(e, Committed)] == [1]  # txn 2 never committed
+        proc.start().wait_caught_up()
+        assert proc.stop() == 0, proc.stderr()
+    verdict = check(proc.histories(), read_both(cluster, out), inputs=read_final(cluster, src, "read_committed"))
+    assert verdict.valid(), str(verdict)
+    assert "missing_output" in verdict.checked

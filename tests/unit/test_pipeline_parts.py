@@ -107,5 +107,7 @@ def test_the_handle_refuses_a_bad_mode_or_crash_point_before_starting_anything(t
     p = PipelineProcess(None, "eos", input="i", output="o", history_dir=tmp_path, name="n")  # type: ignore[arg-type]
     with pytest.raises(PipelineError, match="--die-at"):
         p.start(die_at="before-lunch:1")
+    with pytest.raises(PipelineError, match="--die-at"):
+        p.start(stall_at="after-produce")
     assert p.proc is None and p.incarnation == 0 and p.histories() == []
     assert (p.group, p.transactional_id) == ("pipeline-n", "pipeline-n")
