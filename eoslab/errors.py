@@ -29,6 +29,7 @@ drawing against the classes)::
     ├── RunsFormatError         eoslab.runs: a run that lacks a table or a column of the runs format
     ├── WorkloadError           eoslab.runs: a workload or matrix that cannot be run as given
     ├── HistoryFormatError      eoslab.history: a history or final-read file the recorder did not write
+    ├── PipelineError           eoslab.demos.pipeline: a processor that cannot start, a bad crash point or output value
     ├── BenchError              eoslab.bench.producers: a benchmark phase failed
     ├── NoRunsError             eoslab.analysis: a runs folder without one complete run
     └── CheckFailed             eoslab.grading: a lab check failed (its message is the verdict)

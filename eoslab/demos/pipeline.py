@@ -1,0 +1,271 @@
+"""Module 05's pipeline: a processor the notebook starts as its own OS process, kills, pauses, restarts.
+
+:class:`PipelineProcess` runs :mod:`eoslab.demos.pipeline_child` (``python -m``) in ``eos`` or
+``alo`` mode; every incarnation writes its own history file into ``history_dir``, and the checker
+judges them together::
+
+    p = PipelineProcess(cluster, "eos", input="in", output="out", history_dir=tmp).start()
+    p.kill()                                  # SIGKILL: a crash, wherever it was
+    p.restart().wait_caught_up()              # a new incarnation: fences the last (eos), reprocesses
+    p.stop()
+    check(p.histories(), read_both(cluster, "out"), inputs=read_final(cluster, "in", "read_committed"))
+
+The child's pid file goes to ``eoslab._paths.clients_dir()`` and its command line holds
+:data:`CHILD_MODULE`, so :func:`end_pipelines` ends one a dead notebook left behind, by pid.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import psutil
+from confluent_kafka import Consumer, TopicPartition
+
+from eoslab import _procs
+from eoslab._librdkafka import KIT
+from eoslab._paths import clients_dir
+from eoslab._timeouts import CLIENT_CALL, NODE_STOP, PROBE
+from eoslab._wait import wait_until
+from eoslab.demos.pipeline_parts import MODES, PipelineError, parse_die_at
+
+if TYPE_CHECKING:
+    from eoslab.cluster import Cluster
+
+CHILD_MODULE = "eoslab.demos.pipeline_child"
+"""The processor's command line holds this (``python -m ...``): :func:`end_pipelines` signals nothing else."""
+
+CATCH_UP = 90.0
+"""A restarted processor is assigned its partitions once the killed one's session expires
+(session.timeout.ms = 6 s), then works through a few hundred records in batches of 20 in seconds;
+90 s leaves room for a machine shared by several clusters."""
+
+EXIT_WAIT = 30.0
+"""A processor told to die at a point gets there after its first batches: seconds once it is assigned."""
+
+
+def end_pipelines() -> list[int]:
+    """SIGKILL every pipeline processor a demo started (a paused one too), even from a dead notebook."""
+    return _procs.end_pid_files(clients_dir(), expect=CHILD_MODULE, pattern="pipeline-*.pid")
+
+
+class PipelineProcess:
+    """One processor, across its incarnations: ``start``, ``kill``, ``pause``/``resume``, ``restart``, ``stop``.
+
+    ``name`` names the processor (its group and transactional.id derive from it unless given);
+    incarnation ``k`` writes ``history_dir / f"{name}-{k}.jsonl"`` and calls itself
+    ``f"{name}-{k}-{pid}"`` in it. ``die_at`` (``"after-produce:3"``: SIGKILL there) and ``stall_at``
+    (the same points: sleep past the transaction timeout there) apply to the NEXT start only.
+    """
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        mode: str,
+        *,
+        input: str,
+        output: str,
+        history_dir: str | Path,
+        name: str | None = None,
+        group: str | None = None,
+        transactional_id: str | None = None,
+        transaction_timeout_ms: int | None = None,
+    ) -> None:
+        if mode not in MODES:
+            raise PipelineError(f"mode={mode!r}: use one of {MODES}.")
+        self.cluster, self.mode, self.input, self.output = cluster, mode, input, output
+        self.name = name or f"{mode}-{uuid.uuid4().hex[:6]}"
+        self.group = group or f"pipeline-{self.name}"
+        self.transactional_id = transactional_id or f"pipeline-{self.name}"
+        self.history_dir = Path(history_dir)
+        self.transaction_timeout_ms = transaction_timeout_ms
+        self.incarnation = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.paused = False
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def _pid_file(self, pid: int) -> Path:
+        return clients_dir() / f"pipeline-{self.name}-{pid}.pid"
+
+    def history(self, incarnation: int | None = None) -> Path:
+        """The history file of ``incarnation`` (the current one by default)."""
+        return self.history_dir / f"{self.name}-{incarnation or self.incarnation}.jsonl"
+
+    def histories(self) -> list[Path]:
+        """Every incarnation's history file that exists, oldest first."""
+        return [p for k in range(1, self.incarnation + 1) if (p := self.history(k)).exists()]
+
+    def start(self, die_at: str | None = None, stall_at: str | None = None) -> PipelineProcess:
+        """Start a new incarnation (an error if one runs: kill or stop it first)."""
+        if self.running:
+            raise PipelineError(f"The processor {self.name!r} runs (pid {self.pid}): kill() or stop() it first.")
+        parse_die_at(die_at), parse_die_at(stall_at)  # a bad spec fails here, not in the child
+        self.incarnation += 1
+        self.history_dir.mkdir(parents=True, exist_ok=True)
+        cmd = [
+            sys.executable, "-m", CHILD_MODULE, "--mode", self.mode,
+            "--bootstrap", self.cluster.bootstrap_servers(), "--input", self.input, "--output", self.output,
+            "--group", self.group, "--history", str(self.history()), "--process", f"{self.name}-{self.incarnation}",
+        ]  # fmt: skip
+        if self.mode == "eos":
+            cmd += ["--transactional-id", self.transactional_id]
+        if die_at:
+            cmd += ["--die-at", die_at]
+        if stall_at:
+            cmd += ["--stall-at", stall_at]
+        if self.transaction_timeout_ms is not None:
+            cmd += ["--transaction-timeout-ms", str(self.transaction_timeout_ms)]
+        # stderr to a file, not a pipe: librdkafka logs there, and a pipe nobody reads stalls a long run
+        with self.stderr_file().open("wb") as err:
+            self.proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=err)
+        _procs.write_pid(self._pid_file(self.proc.pid), self.proc.pid)
+        self.paused = False
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        """The last incarnation's exit code (``-9``: SIGKILL), ``None`` while it runs."""
+        return None if self.proc is None else self.proc.poll()
+
+    @property
+    def state(self) -> str | None:
+        """The current incarnation's process state as ``ps`` says it (``"stopped"`` when paused), ``None``
+        once it is gone."""
+        live = self._live()
+        try:
+            return None if live is None else str(live.status())
+        except psutil.Error:
+            return None
+
+    def _live(self) -> psutil.Process | None:
+        return None if self.proc is None else _procs.process(self.proc.pid, expect=CHILD_MODULE)
+
+    def _reap(self) -> None:
+        if self.proc is not None:
+            self.proc.wait(timeout=_procs.KILL_WAIT)
+            self._pid_file(self.proc.pid).unlink(missing_ok=True)
+
+    def kill(self) -> PipelineProcess:
+        """SIGKILL: a crash (no commit, no abort, no leave-group), paused or not."""
+        live = self._live()
+        if live is not None:
+            _procs.kill([live])
+        self._reap()
+        self.paused = False
+        return self
+
+    def stop(self, timeout: float = NODE_STOP) -> int | None:
+        """SIGTERM (the processor finishes its batch and leaves its group), SIGKILL after ``timeout``; the exit code."""
+        live = self._live()
+        if live is not None:
+            _procs.terminate([live], timeout)
+        self._reap()
+        self.paused = False
+        return self.returncode
+
+    def pause(self) -> PipelineProcess:
+        """SIGSTOP: alive but silent (its session and transaction time out; a successor may fence it)."""
+        live = self._live()
+        if live is not None:
+            live.send_signal(signal.SIGSTOP)
+            self.paused = True
+            # the kernel stops it at its next return to user space: milliseconds, KILL_WAIT on a swapping machine
+            wait_until(
+                lambda: self.state in (psutil.STATUS_STOPPED, None),
+                timeout=_procs.KILL_WAIT,
+                what=f"processor {self.name} to stop on SIGSTOP",
+                progress=False,
+            )
+        return self
+
+    def resume(self) -> PipelineProcess:
+        live = self._live()
+        if live is not None and self.paused:
+            live.send_signal(signal.SIGCONT)
+        self.paused = False
+        return self
+
+    def restart(self, die_at: str | None = None) -> PipelineProcess:
+        """Kill the current incarnation if it runs, start the next."""
+        return self.kill().start(die_at)
+
+    def wait_exit(self, timeout: float = EXIT_WAIT) -> int:
+        """The exit code of the current incarnation once it ends (``-9``: it was SIGKILLed)."""
+        if self.proc is None:
+            raise PipelineError(f"The processor {self.name!r} was never started: call start() first.")
+        wait_until(
+            lambda: self.proc is not None and self.proc.poll() is not None,
+            timeout=timeout,
+            what=f"processor {self.name} to exit (die_at makes it kill itself after its first batches)",
+        )
+        self._reap()
+        return int(self.proc.returncode)
+
+    def stderr_file(self, incarnation: int | None = None) -> Path:
+        """Where ``incarnation`` (the current one by default) writes its stderr: retries, librdkafka's
+        logs, its reason to stop."""
+        return self.history_dir / f"{self.name}-{incarnation or self.incarnation}.stderr"
+
+    def stderr(self) -> str:
+        """What the current incarnation printed on stderr so far."""
+        path = self.stderr_file()
+        return path.read_text("utf-8", "replace") if self.proc is not None and path.exists() else ""
+
+    # -- progress -------------------------------------------------------------------------------
+    def lag(self) -> int:
+        """Input records not yet committed by the group: the end of each input partition minus its
+        committed offset (read_committed: the end is the last stable offset)."""
+        c = Consumer(
+            {
+                "bootstrap.servers": self.cluster.bootstrap_servers(),
+                "group.id": self.group,
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+                "logger": KIT,
+            }
+        )
+        try:
+            meta = c.list_topics(self.input, timeout=PROBE)
+            tps = [TopicPartition(self.input, p) for p in sorted(meta.topics[self.input].partitions)]
+            committed = {tp.partition: max(tp.offset, 0) for tp in c.committed(tps, timeout=CLIENT_CALL)}
+            ends = {tp.partition: c.get_watermark_offsets(tp, timeout=PROBE, cached=False)[1] for tp in tps}
+        finally:
+            c.close()
+        return sum(max(ends[p] - committed[p], 0) for p in ends)
+
+    def wait_caught_up(self, timeout: float = CATCH_UP) -> PipelineProcess:
+        """Until the group has committed every input record; an error at once if the processor exits."""
+
+        def done() -> bool:
+            if not self.running:
+                raise PipelineError(
+                    f"The processor {self.name!r} exited ({self.returncode}) before it caught up: "
+                    f"{self.stderr().strip() or 'no message'}"
+                )
+            return self.lag() == 0
+
+        wait_until(
+            done,
+            timeout=timeout,
+            what=f"processor {self.name} to commit every input of {self.input}",
+            fatal=(PipelineError,),
+        )
+        return self
+
+    def __enter__(self) -> PipelineProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()

@@ -1,0 +1,261 @@
+"""A processor of module 05's pipeline, run as its own OS process: ``python -m eoslab.demos.pipeline_child``.
+
+It reads ``--input`` in a consumer group, writes one output per input to ``--output`` (same
+partition, value from :func:`eoslab.demos.pipeline_parts.output_value`), and records every poll,
+delivery report, commit, abort and assignment in ``--history`` (:class:`eoslab.history.HistoryWriter`).
+
+``--mode eos``: ``enable.auto.commit=false``, the input read with ``isolation.level=read_committed``,
+each batch's outputs and its input offsets in one transaction (``send_offsets_to_transaction``
+with ``consumer_group_metadata()`` fetched right before the call: with KIP-848 groups a stale member
+epoch gets ILLEGAL_GENERATION). ``--mode alo``: the same transform, an idempotent producer, the
+offsets committed (synchronously) after every output of the batch is acknowledged.
+
+SIGTERM ends it cleanly after the current batch (exit 0). A fatal or fenced producer exits 3, an
+error it does not know exits 4, each with one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, Producer, TopicPartition
+
+from eoslab._timeouts import CLIENT_CALL
+from eoslab.demos.pipeline_parts import FENCED, Action, PipelineError, classify, output_value, parse_die_at
+from eoslab.history import HistoryWriter, Position
+
+EXIT_FATAL = 3
+"""A fatal error (fenced: a newer incarnation with the same transactional.id took over)."""
+EXIT_UNKNOWN = 4
+"""An error the processor does not know how to handle: it stops rather than guess."""
+
+BATCH = 20
+"""Records per transaction (per offset commit in alo): small, so a run of a few hundred inputs has many."""
+POLL_TIMEOUT = 0.5
+"""One consume() call: short, so SIGTERM is noticed within half a second."""
+
+SESSION_TIMEOUT_MS = 6000
+"""session.timeout.ms: the broker's minimum (group.min.session.timeout.ms = 6 s). A processor killed
+with SIGKILL never leaves its group; its restarted successor is assigned the partitions once this
+session expires, so a smaller value makes the restart quicker."""
+TRANSACTION_TIMEOUT_MS = 20000
+"""transaction.timeout.ms: a transaction left open by a killed processor blocks read_committed readers
+(the LSO) until its restarted successor's init_transactions aborts it or this timeout does; 20 s
+is well above one batch's work."""
+
+STALL_MARGIN = 4.0
+"""``--stall-at`` sleeps transaction.timeout.ms plus this: the coordinator's 1 s abort check, with room."""
+
+T = TypeVar("T")
+
+
+class _Stop(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Processor:
+    """One incarnation: its clients, its history and where it is."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.process = f"{args.process}-{os.getpid()}"
+        self.h = HistoryWriter(args.history, process=self.process)
+        self.die_at = parse_die_at(args.die_at)
+        self.stall_at = parse_die_at(args.stall_at)
+        self.stopping = False
+        self.seq = 0  # sends so far: makes every output value unique
+        self.failed = 0  # delivery reports with an error, in the current batch
+        self.batch = 0
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": args.bootstrap,
+                "group.id": args.group,
+                "enable.auto.commit": False,  # offsets go with the outputs (eos) or after them (alo), never on a timer
+                "isolation.level": "read_committed",  # never read an aborted or open transaction's input
+                "auto.offset.reset": "earliest",
+                "session.timeout.ms": SESSION_TIMEOUT_MS,
+                "heartbeat.interval.ms": 1000,
+            }
+        )
+        producer: dict[str, Any] = {"bootstrap.servers": args.bootstrap, "acks": "all", "linger.ms": 5}
+        if args.mode == "eos":
+            producer |= {
+                "transactional.id": args.transactional_id,
+                "transaction.timeout.ms": args.transaction_timeout_ms,
+            }
+        else:
+            producer |= {"enable.idempotence": True}
+        self.producer = Producer(producer)
+
+    # -- the pieces both modes share ------------------------------------------------------------
+    def die_if(self, point: str) -> None:
+        """The test hook: SIGKILL this process at ``point`` of batch N (``--die-at point:N``)."""
+        if self.die_at == (point, self.batch):
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.stall_at == (point, self.batch):
+            # past transaction.timeout.ms the coordinator aborts the open transaction (its check runs every
+            # transaction.abort.timed.out.transaction.cleanup.interval.ms = 1 s here) and bumps the epoch
+            time.sleep(self.args.transaction_timeout_ms / 1000 + STALL_MARGIN)
+
+    def on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        committed = consumer.committed(partitions, timeout=CLIENT_CALL)
+        self.h.assigned(partitions, committed)
+
+    def rewind(self) -> None:
+        """Seek every assigned partition back to its committed offset (the start if none)."""
+        assignment = self.consumer.assignment()
+        if not assignment:
+            return
+        for tp in self.consumer.committed(assignment, timeout=CLIENT_CALL):
+            self.consumer.seek(
+                TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING)
+            )
+
+    def produce_batch(self, msgs: list[Message], txn: int | None) -> list[TopicPartition]:
+        """Record the polls, send one output per input, wait for every delivery report; the offsets to commit."""
+        ids: dict[str, Any] = {"transactional_id": self.args.transactional_id} if txn is not None else {}
+        nxt: dict[tuple[str, int], int] = {}
+        self.failed = 0
+        for m in msgs:
+            self.h.polled(m)
+            src = Position(str(m.topic()), int(m.partition() or 0), int(m.offset() or 0))
+            self.seq += 1
+            raw = m.value()
+            value = output_value(src, self.process, self.seq, None if raw is None else raw.decode())
+
+            def report(err: Any, msg: Any, src: Position = src) -> None:
+                self.failed += err is not None
+                self.h.delivered(err, msg, source=src, txn=txn, **ids)
+
+            send = functools.partial(
+                self.producer.produce,
+                self.args.output,
+                value=value,
+                key=m.key(),
+                partition=src.partition,
+                on_delivery=report,
+            )
+            self.call(send)
+            nxt[(src.topic, src.partition)] = src.offset + 1
+        self.call(lambda: self.producer.flush(CLIENT_CALL))
+        return [TopicPartition(t, p, o) for (t, p), o in sorted(nxt.items())]
+
+    def call(self, fn: Callable[[], T]) -> T:
+        """``fn()``, called again while it fails with a retriable error; other errors go up."""
+        while True:
+            try:
+                return fn()
+            except BufferError:  # the local queue is full: serve delivery reports, try again
+                self.producer.poll(0.1)
+            except KafkaException as e:
+                err = e.args[0]
+                if classify(err) is not Action.RETRY or self.stopping:
+                    raise
+                print(f"{self.process}: retrying after {err.name()}: {err.str()}", file=sys.stderr)
+
+    # -- the two loops --------------------------------------------------------------------------
+    def run(self) -> int:
+        self.consumer.subscribe([self.args.input], on_assign=self.on_assign)
+        if self.args.mode == "eos":
+            self.call(lambda: self.producer.init_transactions(CLIENT_CALL))
+        try:
+            while not self.stopping:
+                msgs = [m for m in self.consumer.consume(BATCH, POLL_TIMEOUT) if m.error() is None]
+                if msgs:
+                    self.batch += 1
+                    (self.eos_batch if self.args.mode == "eos" else self.alo_batch)(msgs)
+        except _Stop as stop:
+            print(f"{self.process}: {stop}", file=sys.stderr)
+            return stop.code
+        except KafkaException as e:  # abort_transaction (or init_transactions) itself failed: nothing left to try
+            err = e.args[0]
+            print(f"{self.process}: stopping on {err.name()} (fatal={err.fatal()}): {err.str()}", file=sys.stderr)
+            return EXIT_FATAL if err.fatal() or err.name() in FENCED else EXIT_UNKNOWN
+        finally:
+            self.h.close()
+        self.consumer.close()
+        return 0
+
+    def eos_batch(self, msgs: list[Message]) -> None:
+        txn = self.batch
+        try:
+            self.producer.begin_transaction()
+            offsets = self.produce_batch(msgs, txn)
+            self.die_if("after-produce")
+            # Fresh before every call: a rebalance since the last batch changed the generation (member epoch).
+            self.call(lambda: self.producer.send_offsets_to_transaction(
+                offsets, self.consumer.consumer_group_metadata(), CLIENT_CALL
+            ))  # fmt: skip
+            self.die_if("after-offsets")
+            self.call(lambda: self.producer.commit_transaction(CLIENT_CALL))  # a timeout: retry the commit, never abort
+            self.h.committed(txn, offsets, transactional_id=self.args.transactional_id)
+        except KafkaException as e:
+            err = e.args[0]
+            action = classify(err)
+            if action is Action.ABORT:
+                self.call(lambda: self.producer.abort_transaction(CLIENT_CALL))
+                self.h.aborted(txn, f"{err.name()}: {err.str()}", transactional_id=self.args.transactional_id)
+                self.rewind()
+                return
+            code = EXIT_FATAL if err.fatal() or err.name() in FENCED else EXIT_UNKNOWN
+            raise _Stop(code, f"stopping on {err.name()} (fatal={err.fatal()}): {err.str()}") from None
+
+    def alo_batch(self, msgs: list[Message]) -> None:
+        offsets = self.produce_batch(msgs, None)
+        if self.failed or len(self.producer) > 0:  # not every output acked: redo the batch from the committed offsets
+            self.rewind()
+            return
+        self.die_if("after-produce")
+        try:
+            self.call(lambda: self.consumer.commit(offsets=offsets, asynchronous=False))
+        except KafkaException as e:
+            err = e.args[0]
+            raise _Stop(EXIT_UNKNOWN, f"stopping: the offset commit failed with {err.name()}: {err.str()}") from None
+        self.h.committed(None, offsets)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m eoslab.demos.pipeline_child", description=__doc__.split("\n")[0])
+    ap.add_argument("--mode", choices=("eos", "alo"), required=True)
+    ap.add_argument("--bootstrap", required=True)
+    ap.add_argument("--input", required=True)
+    ap.add_argument("--output", required=True)
+    ap.add_argument("--group", required=True)
+    ap.add_argument("--transactional-id", help="eos: the producer's transactional.id (the same across restarts)")
+    ap.add_argument("--history", required=True, help="the history file (JSON lines) of this incarnation")
+    ap.add_argument("--process", required=True, help="this incarnation's name in the history (the pid is added)")
+    ap.add_argument("--die-at", help="POINT:N, SIGKILL itself at POINT of batch N (a test hook)")
+    ap.add_argument("--stall-at", help="POINT:N, sleep past transaction.timeout.ms at POINT of batch N (a test hook)")
+    ap.add_argument("--transaction-timeout-ms", type=int, default=TRANSACTION_TIMEOUT_MS)
+    args = ap.parse_args(argv)
+    if args.mode == "eos" and not args.transactional_id:
+        ap.error("--mode eos needs --transactional-id")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        proc = Processor(args)
+    except (PipelineError, KafkaException) as e:
+        print(f"pipeline: cannot start: {e}", file=sys.stderr)
+        return EXIT_UNKNOWN
+
+    def on_term(signum: int, frame: object) -> None:
+        proc.stopping = True
+
+    signal.signal(signal.SIGTERM, on_term)
+    return proc.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
