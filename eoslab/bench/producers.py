@@ -39,6 +39,7 @@ from eoslab.runs import (
     new_run_id,
     run_folders,
     runs_dir,
+    summary_row,
     write_run,
 )
 
@@ -64,23 +65,18 @@ def _fixed_row(run_id: str, i: int, w: Workload, s: _harness.LatencySamples) -> 
     by_kind: dict[str, list[float]] = {}
     for kind, ms in zip(s.kind, s.latency_ms, strict=False):
         by_kind.setdefault(kind, []).append(ms)
-    row: dict[str, Any] = {
-        "run_id": run_id,
-        "workload": i,
-        "label": w.label,
-        "mode": w.mode,
-        "commit_ms": w.commit_ms,
-        "client": "eoslab",
-        "phase": "fixed_load",
-        "round": NOT_IN_ROUNDS,
-        "position": -1,
-        "records": s.offered,
-        "seconds": s.seconds,
-        "records_per_s": s.offered / s.seconds if s.seconds else float("nan"),
-        "mb_per_s": s.offered * w.record_size / 2**20 / s.seconds if s.seconds else float("nan"),
-        "commits": 0,
-        "errors": s.errors,
-    }
+    row = summary_row(
+        run_id,
+        i,
+        w,
+        client="eoslab",
+        phase="fixed_load",
+        round_=NOT_IN_ROUNDS,
+        position=-1,
+        records=s.offered,
+        seconds=s.seconds,
+        errors=s.errors,
+    )
     for kind in ("ack", "e2e_read_committed", "e2e_read_uncommitted"):
         vals = by_kind.get(kind, [])
         row[f"{kind}_n"] = len(vals)
@@ -125,7 +121,7 @@ def run_matrix(
     """Measure every workload of the matrix and write one run folder; returns its path."""
     from tqdm import tqdm
 
-    from eoslab._progress import progress_bar
+    from eoslab._progress import advance, progress_bar
 
     m = matrix(m) if isinstance(m, str) else m
     run_id = new_run_id()
@@ -151,7 +147,7 @@ def run_matrix(
                 peer = run_peer(cluster, w, t, peer_records(w, statistics.median(rates), m.java_seconds))
             finally:
                 cluster.admin.delete_topic(t)
-            bar.update(3.0 + JAVA_WARMUP_S + m.java_seconds)
+            advance(bar, 3.0 + JAVA_WARMUP_S + m.java_seconds)
             if peer is not None:
                 summary.append(_peer_row(run_id, index[w.label], w, peer))
         for w in m.workloads:
@@ -161,7 +157,7 @@ def run_matrix(
                 lat = _harness.fixed_load(bootstrap, t, w)
             finally:
                 cluster.admin.delete_topic(t)
-            bar.update(w.duration_s + 1.0)
+            advance(bar, w.duration_s + 1.0)
             summary.append(_fixed_row(run_id, index[w.label], w, lat))
             frames.append(
                 pd.DataFrame(
