@@ -38,20 +38,29 @@ def verification(cluster: Cluster, broker: int = 1) -> tuple[bool, str]:
     res = ConfigResource(ResourceType.BROKER, str(broker))
     entries = cluster.admin.client.describe_configs([res], request_timeout=10)[res].result(11)
     e = entries[VERIFICATION]
-    return e.value == "true", str(e.source).rsplit(".", 1)[-1]
+    from confluent_kafka.admin import ConfigSource
+
+    return e.value == "true", ConfigSource(e.source).name
 
 
 def set_verification(cluster: Cluster, enabled: bool) -> None:
-    """Set the cluster-wide DYNAMIC default (``--entity-default``), or delete it again (back to the static
-    default, true), and wait until every broker reports the new value."""
+    """Set it as a DYNAMIC per-broker config on every broker (IncrementalAlterConfigs, no restart), or
+    delete that again (back to the static default, true); wait until every broker reports the value."""
     from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
     from eoslab._wait import wait_until
 
-    op = AlterConfigOpType.SET if not enabled else AlterConfigOpType.DELETE
-    entry = ConfigEntry(VERIFICATION, "false" if not enabled else "", incremental_operation=op)
-    res = ConfigResource(ResourceType.BROKER, "", incremental_configs=[entry])
-    cluster.admin.client.incremental_alter_configs([res], request_timeout=10)[res].result(11)
+    op = AlterConfigOpType.DELETE if enabled else AlterConfigOpType.SET
+    resources = [
+        ConfigResource(
+            ResourceType.BROKER,
+            str(b.node_id),
+            incremental_configs=[ConfigEntry(VERIFICATION, "" if enabled else "false", incremental_operation=op)],
+        )
+        for b in cluster.topology.brokers
+    ]
+    for res in resources:  # librdkafka sends one BROKER resource per call
+        cluster.admin.client.incremental_alter_configs([res], request_timeout=10)[res].result(11)
     wait_until(
         lambda: all(verification(cluster, b.node_id)[0] == enabled for b in cluster.topology.brokers),
         timeout=CONFIG_WAIT,

@@ -14,10 +14,12 @@ actor's records then come after them in the log, and a table of the log reads in
 
 from __future__ import annotations
 
+import logging
 import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from eoslab._librdkafka import LESSONS
 from eoslab.demos.transactions import TxnProducer, read_values, run_id, transactional_producer, wait_settled
 
 if TYPE_CHECKING:
@@ -28,6 +30,10 @@ if TYPE_CHECKING:
 Action = Literal["send", "commit", "abort"]
 PLAIN = "plain"
 FATES = ("committed", "aborted", "open", "plain")
+PLAIN_LOGGER = LESSONS.getChild("read_committed")
+"""The plain producer's librdkafka log: "Coordinator load in progress: retrying" (a new cluster's first
+idempotent producer) is a retry, not news; errors still show."""
+PLAIN_LOGGER.setLevel(logging.ERROR)
 
 OPEN_TXN_TIMEOUT_MS = 300_000
 """An open transaction of a lesson must outlive the cells that look at it: 5 min (the broker allows 15,
@@ -135,15 +141,13 @@ def random_pattern(rng: random.Random, actors: int = 3, steps: int = 10, open_tx
 def _plain_producer(cluster: Cluster, proxied: bool) -> Producer:
     from confluent_kafka import Producer
 
-    from eoslab.demos.transactions._clients import LOGGER  # noqa: PLC0415 - the lessons' librdkafka logger
-
     return Producer(
         {
             "bootstrap.servers": cluster.bootstrap_servers(proxied=proxied),
             "enable.idempotence": True,  # producer id + sequence, no transaction: a plain, non-transactional batch
             "acks": "all",
             "linger.ms": 0,
-            "logger": LOGGER,
+            "logger": PLAIN_LOGGER,
         }
     )
 
