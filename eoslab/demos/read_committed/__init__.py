@@ -13,7 +13,7 @@ What a consumer sees, and what it waits for::
     rc.late_writes(cluster, topic)                      # late Produce answers; a hanging transaction
 """
 
-from eoslab.demos.read_committed._fetch import fetch_frame, traced_read, txn_index_frame
+from eoslab.demos.read_committed._fetch import fetch_frame, fetch_mermaid, traced_read, txn_index_frame
 from eoslab.demos.read_committed._hanging import Hanging, late_writes
 from eoslab.demos.read_committed._late import (
     VERIFICATION,
@@ -65,6 +65,7 @@ __all__ = [
     "default_isolation",
     "error_name",
     "fetch_frame",
+    "fetch_mermaid",
     "gaps",
     "java_console_read",
     "late_produce",

@@ -83,3 +83,25 @@ def fetch_frame(rows: list[dict[str, Any]], topic: str, partition: int) -> pd.Da
 def txn_index_frame(log: WrittenLog) -> pd.DataFrame:
     """The ``.txnindex`` entries of the partition on its leader (DumpLogSegments)."""
     return ins.txn_index(log.cluster, log.topic, log.partition).to_frame()
+
+
+def fetch_mermaid(rows: list[dict[str, Any]], topic: str, partition: int, returned: list[int]) -> str:
+    """The consumer's data-carrying Fetch exchanges as a Mermaid sequence diagram (this run's numbers)."""
+    leader = next((r["broker"] for r in rows), "?")
+    lines = ["sequenceDiagram", "    participant C as read_committed consumer", f"    participant L as Broker {leader}"]
+    for r in rows:
+        req, resp = r.get("request") or {}, r.get("response") or {}
+        asked = {(p["topic"], p["partition"]): p["fetch_offset"] for p in req.get("partitions") or []}
+        for p in resp.get("partitions") or []:
+            if (p["topic"], p["partition"]) != (topic, partition) or not p["batches"]:
+                continue
+            lines.append(f"    C->>L: Fetch {req.get('isolation_level')} from offset {asked.get((topic, partition))}")
+            aborted = ", ".join(f"pid {a['producer_id']} from {a['first_offset']}" for a in p["aborted_transactions"] or [])
+            first, last = p["batches"][0]["base_offset"], p["batches"][-1]["last_offset"]
+            lines.append(
+                f"    L-->>C: batches {first}..{last} (aborted ones included), HW {p['high_watermark']}, "
+                f"LSO {p['last_stable_offset']}, aborted: [{aborted or 'none'}]"
+            )
+    kept = ", ".join(map(str, returned)) or "nothing"
+    lines.append(f"    Note over C: drops aborted batches and markers itself, returns offsets {kept}")
+    return "\n".join(lines) + "\n"

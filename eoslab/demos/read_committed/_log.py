@@ -124,10 +124,11 @@ def random_pattern(rng: random.Random, actors: int = 3, steps: int = 10, open_tx
         else:
             ops.append(Op(who, "send", rng.randint(1, 2)))
             in_txn.add(who)
-    for who in names:  # every actor ends one transaction at least once
-        if who not in ended:
-            if who not in in_txn:
-                ops.append(Op(who, "send", 1))
+    for who in names:  # every actor ends one transaction at least once, and none is left open here
+        if who not in ended and who not in in_txn:
+            ops.append(Op(who, "send", 1))
+            in_txn.add(who)
+        if who in in_txn:
             ops.append(Op(who, rng.choice(("commit", "abort"))))
             in_txn.discard(who)
     stay_open = rng.sample(names, min(open_txns, len(names)))
