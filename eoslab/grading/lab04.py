@@ -118,7 +118,8 @@ def check_lso(cluster: Cluster, last_stable_offset: Callable[[list[Any], int], A
         "t2",
         False,
         ok="",
-        saw=f"partition {part}: you said {got}; ListOffsets (read_committed) says {o.last_stable}, HW {o.high_watermark}",
+        saw=f"partition {part}: you said {got}; ListOffsets (read_committed) says {o.last_stable}, "
+        f"HW {o.high_watermark}",
         hint=hint,
     )
 
@@ -150,12 +151,14 @@ def check_unblock(cluster: Cluster, unblock: Callable[[Cluster, str, int], Any])
         return verdict(
             "t3",
             True,
-            ok=f"the transaction at offset {open_[holder]} (producer {holder}) ended; LSO {before.last_stable} → {lso}; "
-            f"{len(open_) - 1} other(s) still open.",
+            ok=f"the transaction at offset {open_[holder]} (producer {holder}) ended; "
+            f"LSO {before.last_stable} → {lso}; {len(open_) - 1} other(s) still open.",
             points=2,
         )
     if ended_wrong and holder in still_open:
-        hint = "you ended another transaction: the LSO is held by the one with the SMALLEST CurrentTransactionStartOffset."
+        hint = (
+            "you ended another transaction: the LSO is held by the one with the SMALLEST CurrentTransactionStartOffset."
+        )
     elif ended_wrong:
         hint = "end only the transaction holding the LSO: the others belong to producers that will still end them."
     else:
@@ -167,8 +170,8 @@ def check_unblock(cluster: Cluster, unblock: Callable[[Cluster, str, int], Any])
         "t3",
         False,
         ok="",
-        saw=f"open before: {open_}; LSO {before.last_stable} held by producer {holder}; ABORT markers for {sorted(aborts)}; "
-        f"still open after: {sorted(still_open)}",
+        saw=f"open before: {open_}; LSO {before.last_stable} held by producer {holder}; "
+        f"ABORT markers for {sorted(aborts)}; still open after: {sorted(still_open)}",
         expected=f"producer {holder}'s transaction ended, the others still open",
         hint=hint,
         points=2,

@@ -96,7 +96,9 @@ def fetch_mermaid(rows: list[dict[str, Any]], topic: str, partition: int, return
             if (p["topic"], p["partition"]) != (topic, partition) or not p["batches"]:
                 continue
             lines.append(f"    C->>L: Fetch {req.get('isolation_level')} from offset {asked.get((topic, partition))}")
-            aborted = ", ".join(f"pid {a['producer_id']} from {a['first_offset']}" for a in p["aborted_transactions"] or [])
+            aborted = ", ".join(
+                f"pid {a['producer_id']} from {a['first_offset']}" for a in p["aborted_transactions"] or []
+            )
             first, last = p["batches"][0]["base_offset"], p["batches"][-1]["last_offset"]
             lines.append(
                 f"    L-->>C: batches {first}..{last} (aborted ones included), HW {p['high_watermark']}, "

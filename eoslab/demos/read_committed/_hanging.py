@@ -98,8 +98,10 @@ def late_writes(cluster: Cluster, topic: str, partition: int = 0, run: str | Non
     p.produce(topic, b"p#2", partition=partition)
     p.flush(30)
     c.late(
-        "during its next transaction: a copy of the previous batch", "NONE and the old offset (a duplicate)",
-        p, sequence=seq,
+        "during its next transaction: a copy of the previous batch",
+        "NONE and the old offset (a duplicate)",
+        p,
+        sequence=seq,
     )
     c.late("during its next transaction: a sequence gap", "OUT_OF_ORDER_SEQUENCE_NUMBER (45)", p, sequence=seq + 5)
     p.commit_transaction(30)
@@ -108,8 +110,11 @@ def late_writes(cluster: Cluster, topic: str, partition: int = 0, run: str | Non
     successor = _producer(cluster, tid, f"{tid}-2")  # the same transactional.id: p is fenced, the epoch bumped
     bumped = successor.eos().producer_epoch
     c.late(
-        f"after the epoch was bumped ({old_epoch} → {bumped}) by a new instance", "INVALID_PRODUCER_EPOCH (47)",
-        p, epoch=old_epoch, sequence=seq + 2,
+        f"after the epoch was bumped ({old_epoch} → {bumped}) by a new instance",
+        "INVALID_PRODUCER_EPOCH (47)",
+        p,
+        epoch=old_epoch,
+        sequence=seq + 2,
     )
     # A real hanging transaction: verification off, a late write after a commit.
     rid = f"late-{run}-r"

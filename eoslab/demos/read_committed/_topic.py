@@ -29,8 +29,8 @@ def default_isolation(log: WrittenLog, timeout: float = 10.0) -> list[str]:
     """The values a confluent-kafka consumer WITHOUT ``isolation.level`` returns (librdkafka's default)."""
     from confluent_kafka import Consumer, TopicPartition
 
-    from eoslab._wait import wait_until
     from eoslab._librdkafka import LESSONS as LOGGER
+    from eoslab._wait import wait_until
 
     conf = {
         "bootstrap.servers": log.cluster.bootstrap_servers(),

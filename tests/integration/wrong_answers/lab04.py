@@ -113,7 +113,12 @@ return out
 
 ROWS = [
     ("t1", "control offsets treated as records", MARKERS_AS_RECORDS, r"marker .* never returned"),
-    ("t1", "read_uncommitted where read_committed is asked", UNCOMMITTED_FOR_COMMITTED, r"read_committed (stops|drops)"),
+    (
+        "t1",
+        "read_uncommitted where read_committed is asked",
+        UNCOMMITTED_FOR_COMMITTED,
+        r"read_committed (stops|drops)",
+    ),
     ("t1", "committed records after an open transaction", IGNORING_THE_LSO, r"stops at the last stable offset"),
     ("t2", "LSO = HW", LSO_IS_HW, r"equals the HW only while no transaction is open"),
     ("t2", "source 001's offset before the open transaction", OFFSET_BEFORE_THE_OPEN_TRANSACTION, r"off by one"),
