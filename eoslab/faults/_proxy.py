@@ -300,6 +300,10 @@ class ProxyEngine:
             row["fate"] = "no response (acks=0)"
         else:
             conn.pending[corr] = _Pending(api_key, version, row, decision)
+        if decision.delay_request_s:  # a late request: it and every later one of this connection wait
+            row["fate"] = f"request held {decision.delay_request_s:g} s by proxy"
+            row["held_s"] = decision.delay_request_s
+            return Act(forward=True, delay_s=decision.delay_request_s)
         return None
 
     # ------------------------------------------------------------------ broker -> client
@@ -310,7 +314,7 @@ class ProxyEngine:
             return None
         row = p.row
         row["response_time"] = time.time()
-        row["fate"] = "forwarded"
+        row["fate"] = f"held {row['held_s']:g} s, then forwarded" if row.get("held_s") else "forwarded"
         if p.api_key in DECODED_RESPONSES:
             try:
                 resp = decode_response(bytes(frame[4:]), p.api_key, p.version, schemas=self.schemas)

@@ -113,3 +113,21 @@ def test_an_open_transaction_holds_its_partition_only(cluster):
     assert (b["last_stable"] >= b["high_watermark"]).all()  # (the LSO is asked after the HW: it may be newer)
     a_end = df[(df["partition"] == 0)].iloc[-1]
     assert a_end["last_stable"] >= a_end["high_watermark"] - 2  # committed: caught up (plain writes go on)
+
+
+def test_librdkafkas_held_produce_hangs_only_without_verification(healed):
+    cluster = healed
+    topic = rc.new_topic(cluster, "test-held")
+    on = rc.held_produce(cluster, topic, verify=True)
+    assert on.epochs == (0, 1)  # librdkafka bumped its epoch after the abort (KIP-360)
+    assert on.hanging == [] and on.offsets is not None and on.offsets.last_stable == on.offsets.high_watermark
+    off = rc.held_produce(cluster, topic, verify=False)
+    assert off.offsets is not None and off.offsets.last_stable == off.offsets.high_watermark - 1  # the late batch
+    assert [(t.producer_epoch, t.start_offset) for t in off.hanging] == [(0, off.offsets.last_stable)]
+    assert (
+        ins.partition_offsets(cluster, topic, 0).last_stable == ins.partition_offsets(cluster, topic, 0).high_watermark
+    )
+    assert all(rc.verification(cluster, b.node_id)[0] for b in cluster.topology.brokers)
+    for h in (on, off):  # when the proxy relayed the leader's answer, it is the one the log shows
+        answers = [(r.get("response") or {}).get("error_code") for r in h.rows if r.get("response")]
+        assert set(answers) <= ({47} if h is on else {0})

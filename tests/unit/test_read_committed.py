@@ -121,3 +121,22 @@ def test_fetch_mermaid_names_the_run_numbers():
     text = rc.fetch_mermaid(rows, "t", 0, [0, 1, 2, 5])
     assert "Fetch read_committed from offset 0" in text and "LSO 7" in text and "pid 9 from 3" in text
     assert "returns offsets 0, 1, 2, 5" in text and text.startswith("sequenceDiagram")
+
+
+def test_delay_request_rule_holds_and_needs_a_delay():
+    import pytest
+
+    from eoslab.faults import FaultRuleError, RuleSpec
+    from eoslab.faults._rules import RuleBook, facts_from
+
+    with pytest.raises(FaultRuleError, match="delay_request rule needs delay_s"):
+        RuleSpec(action="delay_request")
+    book = RuleBook()
+    book.add(RuleSpec(action="delay_request", delay_s=8.0, api="Produce", topic="t", partition=0, times=None))
+    item = {"items": [{"topic": "t", "partition": 0, "producer_id": 1, "producer_epoch": 0, "base_sequence": 0}]}
+    d = book.decide(facts_from("Produce", "c", 1, item))
+    assert d and d.delay_request_s == 8.0 and d.delay_s == 0.0 and not d.drop_request
+    fetch = {"isolation_level": "read_committed", "partitions": [{"topic": "t", "partition": 0, "fetch_offset": 0}]}
+    anywhere = RuleBook()
+    anywhere.add(RuleSpec(action="delay_request", delay_s=1.0, topic="t", partition=0, times=None))  # no api
+    assert not anywhere.decide(facts_from("Fetch", "c", 1, fetch))  # a Fetch summary has no items: never matched

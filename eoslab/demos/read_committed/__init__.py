@@ -11,10 +11,12 @@ What a consumer sees, and what it waits for::
     rc.watch_lso(cluster, topic)                        # HW and LSO over time, live
     offsets, rows = rc.traced_read(log)                 # the Fetch on the wire (aborted transactions)
     rc.late_writes(cluster, topic)                      # late Produce answers; a hanging transaction
+    rc.held_produce(cluster, topic, verify=False)       # librdkafka's own Produce held past its timeouts
 """
 
 from eoslab.demos.read_committed._fetch import fetch_frame, fetch_mermaid, traced_read, txn_index_frame
 from eoslab.demos.read_committed._hanging import Hanging, late_writes
+from eoslab.demos.read_committed._held import HELD_PRODUCER, Held, held_produce
 from eoslab.demos.read_committed._late import (
     VERIFICATION,
     error_name,
@@ -51,7 +53,9 @@ from eoslab.demos.read_committed._watch import Watch, plot_watch, watch_lso
 __all__ = [
     "COLOURS",
     "FATES",
+    "HELD_PRODUCER",
     "Hanging",
+    "Held",
     "LOG_PRODUCER",
     "LogRecord",
     "LsoFacts",
@@ -68,6 +72,7 @@ __all__ = [
     "fetch_mermaid",
     "gaps",
     "java_console_read",
+    "held_produce",
     "late_produce",
     "late_writes",
     "log_table",
