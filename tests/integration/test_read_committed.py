@@ -131,3 +131,12 @@ def test_librdkafkas_held_produce_hangs_only_without_verification(healed):
     for h in (on, off):  # when the proxy relayed the leader's answer, it is the one the log shows
         answers = [(r.get("response") or {}).get("error_code") for r in h.rows if r.get("response")]
         assert set(answers) <= ({47} if h is on else {0})
+
+
+def test_heal_turns_verification_back_on(healed):
+    import eoslab
+
+    cluster = healed
+    rc.set_verification(cluster, False)  # a lesson interrupted between its change and its undo
+    eoslab.heal(cluster)
+    assert [rc.verification(cluster, b.node_id) for b in cluster.topology.brokers] == [(True, "DEFAULT_CONFIG")] * 3
