@@ -110,8 +110,8 @@ class Proxy:
         return self.fault("delay_response", delay_s=delay_s, **match)
 
     def delay_request(self, delay_s: float, **match: Any) -> Fault:
-        """Hold matching requests (and what follows them on their connection) ``delay_s`` s before they reach
-        the broker: late requests."""
+        """Late requests: each match reaches the broker ``delay_s`` s later, on the proxy's own connection;
+        the client never gets its answer (the trace does)."""
         return self.fault("delay_request", delay_s=delay_s, **match)
 
     def drop_request(self, *, close: bool = False, **match: Any) -> Fault:

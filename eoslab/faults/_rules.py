@@ -10,10 +10,11 @@ its action then applies to that request or to the response that answers it:
 - ``delay_response``: the answer is held ``delay_s`` seconds; later answers on
   the same connection wait behind it (Kafka answers in order per connection).
 - ``drop_request``: the broker never sees the request.
-- ``delay_request``: the request (and every later one on the connection) is held
-  ``delay_s`` seconds before it goes on to the broker: a LATE request. (If the
-  client closes the connection meanwhile, the request dies with it; librdkafka
-  keeps it open past ``socket.timeout.ms``, as module 04 measured.)
+- ``delay_request``: a LATE request. It is taken off the client's connection (the
+  client waits in vain, as for a request stuck in the network; later requests
+  pass) and reaches the broker ``delay_s`` seconds later on the proxy's own
+  connection, whether or not the client gave up meanwhile; the broker's answer
+  goes to the trace, never to the client.
 - ``cut``: both sockets are closed when the request arrives (not forwarded).
 
 Counting: every matching request is a hit; the rule fires from the ``nth``

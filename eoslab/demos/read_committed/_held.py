@@ -98,7 +98,7 @@ def held_produce(cluster: Cluster, topic: str, *, verify: bool = True, hold_s: f
             try:
                 wait_until(answered, timeout=ANSWER_WAIT, what=f"the leader's answers to {tid}'s held Produce")
             except WaitTimeout:
-                pass  # seen on this machine: an answer the proxy never relayed; the log below is the evidence
+                pass  # the table then says so; the log below is the evidence either way
         h.error = "; ".join(dict.fromkeys(errors))
         wait_settled(cluster, [tid])
         h.offsets = ins.partition_offsets(cluster, topic, 0)
