@@ -8,7 +8,7 @@ read_committed latency against the commit interval; the spread across a class; t
 aborted-record audit; published figures to compare with; the takeaways a run supports; plots.
 """
 
-from eoslab.analysis._audit import audit_frames, audit_topic, read_topic
+from eoslab.analysis._audit import audit_frames, audit_topic, read_topic, topic_values
 from eoslab.analysis._load import NoRunsError, Runs, load_runs, run_index
 from eoslab.analysis._metrics import e2e_by_commit_interval, latency_percentiles, overhead_spread
 from eoslab.analysis._plots import plot_e2e_vs_commit, plot_latency, plot_overhead, plot_throughput
@@ -64,5 +64,6 @@ __all__ = [
     "spark_session",
     "takeaways",
     "throughput",
+    "topic_values",
     "transactions",
 ]

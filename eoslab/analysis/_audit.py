@@ -23,20 +23,29 @@ if TYPE_CHECKING:
 ISOLATIONS = ("read_committed", "read_uncommitted")
 
 
-def read_topic(spark: SparkSession, bootstrap: str, topic: str, isolation: str) -> DataFrame:
+def read_topic(spark: SparkSession, bootstrap: str, topic: str, isolation: str | None) -> DataFrame:
     """A batch read of the whole topic, with the isolation level set explicitly (Spark's default,
-    like Java's, is read_uncommitted)."""
-    if isolation not in ISOLATIONS:
-        raise EoslabError(f"isolation={isolation!r}: use read_committed or read_uncommitted.")
-    return (
+    like Java's, is read_uncommitted); ``None`` leaves ``kafka.isolation.level`` unset, to show that default."""
+    if isolation is not None and isolation not in ISOLATIONS:
+        raise EoslabError(
+            f"isolation={isolation!r}: use read_committed, read_uncommitted, or None for Spark's default."
+        )
+    reader = (
         spark.read.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", topic)
         .option("startingOffsets", "earliest")
         .option("endingOffsets", "latest")
-        .option("kafka.isolation.level", isolation)
-        .load()
     )
+    if isolation is not None:
+        reader = reader.option("kafka.isolation.level", isolation)
+    return reader.load()
+
+
+def topic_values(spark: SparkSession, bootstrap: str, topic: str, isolation: str | None) -> list[tuple[int, int, str]]:
+    """(partition, offset, value) of every record Spark's Kafka source returns at ``isolation``, in order."""
+    rows = read_topic(spark, bootstrap, topic, isolation).select("partition", "offset", "value").collect()
+    return sorted((int(r["partition"]), int(r["offset"]), bytes(r["value"] or b"").decode()) for r in rows)
 
 
 def audit_frames(frames: dict[str, DataFrame]) -> dict[str, dict[str, int]]:

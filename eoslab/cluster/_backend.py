@@ -50,6 +50,8 @@ TOOLS: dict[str, Tool] = {
     "get-offsets": Tool("org.apache.kafka.tools.GetOffsetShell", "kafka-get-offsets.sh"),
     "topics": Tool("org.apache.kafka.tools.TopicCommand", "kafka-topics.sh"),
     "features": Tool("org.apache.kafka.tools.FeatureCommand", "kafka-features.sh"),
+    # The Java consumer with ITS defaults (isolation.level=read_uncommitted): module 04 shows the contrast.
+    "console-consumer": Tool("org.apache.kafka.tools.consumer.ConsoleConsumer", "kafka-console-consumer.sh"),
 }
 
 

@@ -109,6 +109,11 @@ class Proxy:
     def delay_response(self, delay_s: float, **match: Any) -> Fault:
         return self.fault("delay_response", delay_s=delay_s, **match)
 
+    def delay_request(self, delay_s: float, **match: Any) -> Fault:
+        """Late requests: each match reaches the broker ``delay_s`` s later, on the proxy's own connection;
+        the client never gets its answer (the trace does)."""
+        return self.fault("delay_request", delay_s=delay_s, **match)
+
     def drop_request(self, *, close: bool = False, **match: Any) -> Fault:
         return self.fault("drop_request", close=close, **match)
 

@@ -17,7 +17,7 @@ from eoslab.faults._errors import FaultError, FaultRuleError, ProxyNotRunning
 from eoslab.topology import TOPOLOGY, Topology
 
 CALL_TIMEOUT = 15.0
-"""A control call: milliseconds, except a replay, which waits for an acks=all write (``_replay.TIMEOUT``, 10 s)."""
+"""A control call: milliseconds, except a replay, which waits for an acks=all write (``_exchange.TIMEOUT``, 10 s)."""
 HEALTH_TIMEOUT = 1.0
 """/health answers from the daemon's event loop at once; a second without an answer means no daemon."""
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eoslab._ports import LOOPBACK
+from eoslab.faults._exchange import exchange
 from eoslab.faults._pump import Act, Half
 from eoslab.faults._rules import Decision, RuleBook, facts_from
 from eoslab.faults._store import MAX_CAPTURE_FRAME, Capture, CaptureStore, TraceStore
@@ -300,7 +301,38 @@ class ProxyEngine:
             row["fate"] = "no response (acks=0)"
         else:
             conn.pending[corr] = _Pending(api_key, version, row, decision)
+        if decision.delay_request_s:
+            # A late request: off the client's connection now (the client waits in vain, as for a request
+            # stuck in the network), onto the broker delay_s later on the proxy's own connection.
+            conn.pending.pop(corr, None)
+            row["fate"] = f"held {decision.delay_request_s:g} s by proxy"
+            row["held_s"] = decision.delay_request_s
+            asyncio.get_running_loop().call_later(
+                decision.delay_request_s, self._deliver_late, conn.broker, row, api_key, version, bytes(frame)
+            )
+            return _DROP
         return None
+
+    def _deliver_late(self, broker: Node, row: dict[str, Any], api_key: int, version: int, frame: bytes) -> None:
+        """Send a held request on the proxy's own connection; its answer goes to the trace, never to the client."""
+
+        async def deliver() -> None:
+            held = row["held_s"]
+            try:
+                data = await exchange(broker.proxied_port, frame, expect_response=row["fate"] != "no response (acks=0)")
+            except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError) as exc:
+                row["fate"] = f"held {held:g} s, then not delivered ({type(exc).__name__}: {exc})"
+                return
+            row["fate"] = f"held {held:g} s, then delivered by the proxy (the client never sees the answer)"
+            row["response_time"] = time.time()
+            if data is not None and api_key in DECODED_RESPONSES:
+                try:
+                    resp = decode_response(data, api_key, version, schemas=self.schemas)
+                    row["response"] = summarize_response(resp, row["request"], self.topic_names)
+                except (ProtocolError, KeyError, ValueError) as exc:
+                    row["note"] = (row["note"] + "; " if row["note"] else "") + f"response not decoded ({exc})"
+
+        asyncio.ensure_future(deliver())
 
     # ------------------------------------------------------------------ broker -> client
 

@@ -13,8 +13,8 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
-from eoslab._ports import LOOPBACK
 from eoslab.faults._errors import FaultRuleError
+from eoslab.faults._exchange import exchange
 from eoslab.faults._summary import leaders, summarize_response
 from eoslab.protocol import ProtocolError, decode_response, encode_request
 
@@ -22,24 +22,8 @@ if TYPE_CHECKING:
     from eoslab.faults._proxy import ProxyEngine
     from eoslab.faults._store import Capture
 
-_SIZE = struct.Struct(">i")
 REPLAY_CLIENT = "eoslab-proxy"
-TIMEOUT = 10.0  # longer than the 2 s min.insync wait of an acks=all write on a healthy cluster
 METADATA_TIMEOUT = 3.0  # one broker's Metadata answer; a broker that takes longer is skipped for the next
-
-
-async def exchange(port: int, frame: bytes, expect_response: bool = True, timeout: float = TIMEOUT) -> bytes | None:
-    """One request on a fresh connection to a broker's PROXIED listener; the raw response payload."""
-    r, w = await asyncio.wait_for(asyncio.open_connection(LOOPBACK, port), timeout)
-    try:
-        w.write(frame)
-        await w.drain()
-        if not expect_response:
-            return None
-        size = _SIZE.unpack(await asyncio.wait_for(r.readexactly(4), timeout))[0]
-        return await asyncio.wait_for(r.readexactly(size), timeout)
-    finally:
-        w.close()
 
 
 async def current_leader(engine: ProxyEngine, topic: str, partition: int) -> int:

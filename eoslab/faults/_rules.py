@@ -10,6 +10,11 @@ its action then applies to that request or to the response that answers it:
 - ``delay_response``: the answer is held ``delay_s`` seconds; later answers on
   the same connection wait behind it (Kafka answers in order per connection).
 - ``drop_request``: the broker never sees the request.
+- ``delay_request``: a LATE request. It is taken off the client's connection (the
+  client waits in vain, as for a request stuck in the network; later requests
+  pass) and reaches the broker ``delay_s`` seconds later on the proxy's own
+  connection, whether or not the client gave up meanwhile; the broker's answer
+  goes to the trace, never to the client.
 - ``cut``: both sockets are closed when the request arrives (not forwarded).
 
 Counting: every matching request is a hit; the rule fires from the ``nth``
@@ -21,8 +26,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-Action = Literal["drop_response", "delay_response", "drop_request", "cut"]
-ACTIONS: tuple[str, ...] = ("drop_response", "delay_response", "drop_request", "cut")
+Action = Literal["drop_response", "delay_response", "drop_request", "delay_request", "cut"]
+ACTIONS: tuple[str, ...] = ("drop_response", "delay_response", "drop_request", "delay_request", "cut")
 ITEM_KEYS = ("topic", "partition", "producer_id", "producer_epoch", "base_sequence")
 
 
@@ -56,8 +61,8 @@ class RuleSpec:
             raise FaultRuleError(f"nth={self.nth} must be 1 or more (1 = the first matching request).")
         if self.times is not None and self.times < 1:
             raise FaultRuleError(f"times={self.times} must be 1 or more, or None for every match.")
-        if self.action == "delay_response" and self.delay_s <= 0:
-            raise FaultRuleError("A delay_response rule needs delay_s > 0 (seconds).")
+        if self.action in ("delay_response", "delay_request") and self.delay_s <= 0:
+            raise FaultRuleError(f"A {self.action} rule needs delay_s > 0 (seconds).")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RuleSpec:
@@ -122,6 +127,7 @@ class Decision:
     drop_response: bool = False
     close: bool = False
     delay_s: float = 0.0
+    delay_request_s: float = 0.0
 
     def __bool__(self) -> bool:
         return bool(self.rule_ids)
@@ -177,6 +183,8 @@ class RuleBook:
             elif rule.action == "drop_response":
                 d.drop_response = True
                 d.close |= rule.close
+            elif rule.action == "delay_request":
+                d.delay_request_s = max(d.delay_request_s, rule.delay_s)
             else:
                 d.delay_s = max(d.delay_s, rule.delay_s)
         return d

@@ -1,7 +1,12 @@
 """What a frame means for exactly-once: the few fields a lesson reads, from decoded frames.
 
 Only the EOS APIs are summarised (InitProducerId, Produce, AddPartitionsToTxn,
-AddOffsetsToTxn, TxnOffsetCommit, EndTxn, FindCoordinator); Metadata responses
+AddOffsetsToTxn, TxnOffsetCommit, EndTxn, FindCoordinator, and Fetch for what
+``read_committed`` rests on: the isolation level asked, each partition's high
+watermark and last stable offset, the aborted transactions the leader lists and
+the batches it sends — aborted ones included: the CLIENT drops them, KIP-98).
+A Fetch summary names its partitions under ``partitions``, never ``items``, so a
+fault rule written for Produce (topic, partition) never hits a consumer. Metadata responses
 are read only to learn topic ids, because Java 4.x clients send Produce v13
 with a TopicId and no name; ApiVersions responses only for the feature levels
 the broker finalized (``transaction.version``), which travel in tagged fields
@@ -19,11 +24,12 @@ from typing import Any
 
 from eoslab.protocol import Request, Response, parse_record_batches
 
-PRODUCE, METADATA, FIND_COORDINATOR, API_VERSIONS = 0, 3, 10, 18
+PRODUCE, FETCH, METADATA, FIND_COORDINATOR, API_VERSIONS = 0, 1, 3, 10, 18
 INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT = 22, 24, 25, 26, 28
 EOS_API_KEYS = frozenset(
-    {PRODUCE, FIND_COORDINATOR, INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT}
+    {PRODUCE, FETCH, FIND_COORDINATOR, INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT}
 )
+# The diagrams' default: Fetch is decoded (module 04) but a consumer's polls would crowd every diagram.
 EOS_API_NAMES = frozenset(
     {
         "Produce",
@@ -67,6 +73,40 @@ def _topic(entry: dict[str, Any], names: TopicNames) -> str | None:
     return names.get(tid, f"id:{tid}")  # an id no relayed Metadata response has named yet
 
 
+def _fetch_topic(entry: dict[str, Any], names: TopicNames) -> str | None:
+    """Fetch calls the name ``Topic`` (v0-12); v13+ sends only the ``TopicId``."""
+    if entry.get("Topic"):
+        return str(entry["Topic"])
+    return _topic({"TopicId": entry.get("TopicId")}, names)
+
+
+def _fetch_partition(topic: str | None, p: dict[str, Any]) -> dict[str, Any]:
+    aborted = p.get("AbortedTransactions")
+    batches = parse_record_batches(p.get("Records") or b"", allow_partial=True)
+    return {
+        "topic": topic,
+        "partition": p["PartitionIndex"],
+        "error_code": p["ErrorCode"],
+        "high_watermark": p["HighWatermark"],
+        "last_stable_offset": p["LastStableOffset"],
+        # None: the leader sent no list (a read_uncommitted fetch); []: none in the returned range
+        "aborted_transactions": None
+        if aborted is None
+        else [{"producer_id": a["ProducerId"], "first_offset": a["FirstOffset"]} for a in aborted],
+        "batches": [
+            {
+                "base_offset": h.base_offset,
+                "last_offset": h.last_offset,
+                "producer_id": h.producer_id,
+                "transactional": h.is_transactional,
+                "control": h.is_control,
+                "marker": {0: "ABORT", 1: "COMMIT"}.get(int(h.control_type)) if h.control_type is not None else None,
+            }
+            for h in batches
+        ],
+    }
+
+
 def summarize_request(req: Request, names: TopicNames) -> dict[str, Any]:
     """The EOS fields of a request; ``{}`` for APIs the trace does not open."""
     b, k = req.body, req.api_key
@@ -90,6 +130,15 @@ def summarize_request(req: Request, names: TopicNames) -> dict[str, Any]:
                         }
                     )
         return {"transactional_id": b.get("TransactionalId"), "acks": b.get("Acks"), "items": items}
+    if k == FETCH:
+        return {
+            "isolation_level": {0: "read_uncommitted", 1: "read_committed"}.get(b.get("IsolationLevel", 0)),
+            "partitions": [
+                {"topic": _fetch_topic(t, names), "partition": p["Partition"], "fetch_offset": p["FetchOffset"]}
+                for t in b.get("Topics") or []
+                for p in t.get("Partitions") or []
+            ],
+        }
     if k == INIT_PRODUCER_ID:
         return {
             "transactional_id": b.get("TransactionalId"),
@@ -175,6 +224,13 @@ def summarize_response(resp: Response, request: dict[str, Any], names: TopicName
                 )
                 codes.append(p["ErrorCode"])
         out["items"] = items
+    elif k == FETCH:
+        out["partitions"] = [
+            _fetch_partition(_fetch_topic(t, names), p)
+            for t in b.get("Responses") or []
+            for p in t.get("Partitions") or []
+        ]
+        codes += [p["error_code"] for p in out["partitions"]]
     elif k in (INIT_PRODUCER_ID, END_TXN):
         if "ProducerId" in b:
             out.update(producer_id=b["ProducerId"], producer_epoch=b["ProducerEpoch"])

@@ -13,6 +13,8 @@ dataclasses (lists of them come as :class:`Rows`, with ``.to_frame()``)::
     ins.transaction_history(cluster, "my-txn-app")       # __transaction_state, in order
     ins.markers_of(cluster, [("demo", 0), ("demo", 1)])  # COMMIT/ABORT control batches
     ins.txn_index(cluster, "demo", 0)                    # .txnindex: the aborted transactions
+    ins.find_hanging(cluster, "demo", 0, 0)              # open transactions no coordinator will end
+    ins.abort_transaction(cluster, "demo", 0, 42)        # end the one starting at offset 42 (KIP-664)
     ins.finalized_features(cluster)                      # transaction.version=2 (KIP-890)?
     ins.producer_id_blocks(cluster).to_frame()           # ProducerIdsRecords (KIP-730)
     p = ins.ObservedProducer({...}); p.eos()             # librdkafka's own PID/epoch
@@ -44,6 +46,7 @@ from eoslab.inspect._features import (
     parse_feature_describe,
     transaction_version,
 )
+from eoslab.inspect._hanging import HangingTransaction, abort_transaction, find_hanging, parse_find_hanging
 from eoslab.inspect._isr_timeline import IsrTimeline, isr_timeline
 from eoslab.inspect._markers import Marker, markers, markers_from, markers_of, txn_index
 from eoslab.inspect._offsets import PartitionOffsets, offsets, partition_offsets
@@ -77,6 +80,7 @@ __all__ = [
     "Coordinator",
     "DumpedFile",
     "Feature",
+    "HangingTransaction",
     "IsrTimeline",
     "Marker",
     "ObservedProducer",
@@ -93,6 +97,7 @@ __all__ = [
     "TransactionListing",
     "TransactionNotFound",
     "TxnLogEntry",
+    "abort_transaction",
     "acquired_pids",
     "batches",
     "batches_of",
@@ -107,6 +112,7 @@ __all__ = [
     "describe_transaction",
     "features_from_api_versions",
     "finalized_features",
+    "find_hanging",
     "frame",
     "isr_timeline",
     "java_string_hash",
@@ -120,6 +126,7 @@ __all__ = [
     "parse_describe_producers",
     "parse_dump",
     "parse_feature_describe",
+    "parse_find_hanging",
     "parse_pid_blocks",
     "parse_transaction_log",
     "partition_files",

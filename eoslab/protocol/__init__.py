@@ -32,6 +32,7 @@ Raises (all subclasses of :class:`ProtocolError`, itself an ``EoslabError``):
 
 from __future__ import annotations
 
+from eoslab.protocol._batch_encode import crc32c, encode_record_batch
 from eoslab.protocol._client import KafkaConnection
 from eoslab.protocol._codec import UNKNOWN_TAGGED_FIELDS, compile_message, decode, default_message, encode
 from eoslab.protocol._defaults import JAR_ENV, default_jar, default_schemas
@@ -88,6 +89,7 @@ __all__ = [
     "UnsupportedApiError",
     "Versions",
     "compile_message",
+    "crc32c",
     "decode",
     "decode_request",
     "decode_response",
@@ -95,6 +97,7 @@ __all__ = [
     "default_message",
     "default_schemas",
     "encode",
+    "encode_record_batch",
     "encode_request",
     "encode_response",
     "iter_record_batches",

@@ -1,0 +1,130 @@
+"""Plausible wrong answers to lab 04 (see tests/integration/test_wrong_answers.py):
+(task, what is wrong, the code a learner would type in the TODO, regex the failure must match).
+
+The four the module's brief names — control offsets treated as records, LSO = HW, read_uncommitted where
+read_committed is asked, aborting the wrong transaction — then more: ignoring the LSO (committed records after
+an open transaction's start), source 001's off-by-one, the LATEST open transaction as the LSO, aborting every
+open transaction, lag measured at the high watermark, "stalled" read as "lagging".
+"""
+
+_FATES = """
+fate, pending = {}, {}
+for b in sorted(batches, key=lambda b: b.base_offset):
+    if b.is_control:
+        for d in pending.pop(b.producer_id, []):
+            fate[d.base_offset] = b.marker
+    elif b.is_transactional:
+        pending.setdefault(b.producer_id, []).append(b)
+    else:
+        fate[b.base_offset] = "PLAIN"
+"""
+
+MARKERS_AS_RECORDS = (
+    _FATES
+    + """
+out = []
+for b in batches:
+    if isolation == "read_uncommitted" or b.is_control or fate.get(b.base_offset) in ("COMMIT", "PLAIN"):
+        out += range(b.base_offset, b.last_offset + 1)  # every offset is a record, markers too
+return sorted(out)
+"""
+)
+
+UNCOMMITTED_FOR_COMMITTED = """
+return sorted(o for b in batches if not b.is_control for o in range(b.base_offset, b.last_offset + 1))
+"""
+
+IGNORING_THE_LSO = (
+    _FATES
+    + """
+out = []
+for b in batches:
+    if b.is_control:
+        continue
+    if isolation == "read_uncommitted" or fate.get(b.base_offset) in ("COMMIT", "PLAIN"):
+        out += range(b.base_offset, b.last_offset + 1)  # committed is committed, wherever it sits
+return sorted(out)
+"""
+)
+
+LSO_IS_HW = """
+return high_watermark
+"""
+
+_OPEN_STARTS = """
+first_open = {}
+for b in sorted(batches, key=lambda b: b.base_offset):
+    if b.is_control:
+        first_open.pop(b.producer_id, None)
+    elif b.is_transactional:
+        first_open.setdefault(b.producer_id, b.base_offset)
+"""
+
+OFFSET_BEFORE_THE_OPEN_TRANSACTION = (
+    _OPEN_STARTS
+    + """
+if not first_open:
+    return high_watermark
+return min(first_open.values()) - 1  # "the offset before the earliest open transaction"
+"""
+)
+
+LATEST_OPEN_TRANSACTION = (
+    _OPEN_STARTS
+    + """
+return max(first_open.values()) if first_open else high_watermark
+"""
+)
+
+ABORT_THE_NEWEST = """
+opened = [s for s in ins.describe_producers(cluster, topic, partition) if s.current_txn_start_offset is not None]
+newest = max(opened, key=lambda s: s.current_txn_start_offset)
+ins.abort_transaction(cluster, topic, partition, newest.current_txn_start_offset)
+"""
+
+ABORT_EVERY_OPEN_ONE = """
+for s in ins.describe_producers(cluster, topic, partition):
+    if s.current_txn_start_offset is not None:
+        ins.abort_transaction(cluster, topic, partition, s.current_txn_start_offset)
+"""
+
+LAG_AT_THE_HIGH_WATERMARK = """
+from eoslab.demos.transactions import committed_offsets
+
+parts = [p.partition for p in cluster.partitions(topic)]
+committed = committed_offsets(cluster, group, topic, parts)
+return {
+    o.partition: (o.high_watermark - committed[o.partition], o.last_stable < o.high_watermark)
+    for o in ins.offsets(cluster, topic, parts)
+}
+"""
+
+STALLED_MEANS_LAGGING = """
+from eoslab.demos.transactions import committed_offsets
+
+parts = [p.partition for p in cluster.partitions(topic)]
+committed = committed_offsets(cluster, group, topic, parts)
+out = {}
+for o in ins.offsets(cluster, topic, parts):
+    lag = o.last_stable - committed[o.partition]
+    out[o.partition] = (lag, lag > 0)
+return out
+"""
+
+ROWS = [
+    ("t1", "control offsets treated as records", MARKERS_AS_RECORDS, r"marker .* never returned"),
+    (
+        "t1",
+        "read_uncommitted where read_committed is asked",
+        UNCOMMITTED_FOR_COMMITTED,
+        r"read_committed (stops|drops)",
+    ),
+    ("t1", "committed records after an open transaction", IGNORING_THE_LSO, r"stops at the last stable offset"),
+    ("t2", "LSO = HW", LSO_IS_HW, r"equals the HW only while no transaction is open"),
+    ("t2", "source 001's offset before the open transaction", OFFSET_BEFORE_THE_OPEN_TRANSACTION, r"off by one"),
+    ("t2", "the latest open transaction", LATEST_OPEN_TRANSACTION, r"the EARLIEST one holds the LSO"),
+    ("t3", "aborting the wrong transaction", ABORT_THE_NEWEST, r"you ended another transaction"),
+    ("t3", "aborting every open transaction", ABORT_EVERY_OPEN_ONE, r"end only the transaction holding the LSO"),
+    ("t4", "lag at the high watermark", LAG_AT_THE_HIGH_WATERMARK, r"measured at the LSO"),
+    ("t4", "stalled read as lagging", STALLED_MEANS_LAGGING, r"merely behind"),
+]
