@@ -43,6 +43,7 @@ class LineChild:
         self._lines: queue.Queue[str | None] = queue.Queue()
         self.log: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.frozen = False
+        self._log_reader: threading.Thread | None = None
 
     @property
     def pid(self) -> int | None:
@@ -66,7 +67,8 @@ class LineChild:
         )
         _procs.write_pid(self._pid_file(), self.proc.pid)
         threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
-        threading.Thread(target=self._read_log, args=(self.proc,), daemon=True).start()
+        self._log_reader = threading.Thread(target=self._read_log, args=(self.proc,), daemon=True)
+        self._log_reader.start()
         return self.proc
 
     def _read(self, proc: subprocess.Popen[str]) -> None:
@@ -100,7 +102,9 @@ class LineChild:
             )
             raise self.error(f"{self.what} {self.name!r} ({state}) did not answer within {timeout:g} s{hint}") from None
         if line is None:
-            code = self.proc.poll() if self.proc else None
+            if self._log_reader is not None:  # its last words are on stderr: read them before quoting them
+                self._log_reader.join(timeout=2.0)
+            code = self.proc.wait(timeout=_procs.KILL_WAIT) if self.proc else None
             raise self.error(f"{self.what} {self.name!r} exited (code {code}): {self._tail() or 'no log'}.")
         answer: dict[str, Any] = json.loads(line)
         return answer
