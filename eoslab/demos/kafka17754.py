@@ -151,6 +151,8 @@ def _setup(
     return p, src, out, feeder
 
 
+LATE_CLIENT = "eoslab-late-copy"
+"""The client.id the late copies are sent with (the broker does not look at it; the trace shows it apart)."""
 HOLD_S = 5.0
 """How long the Produce that keeps transaction N+1 open is held: the late copy is sent within
 milliseconds of the proxy seeing it."""
@@ -197,7 +199,8 @@ def _finish(
             restarts += 1
             p.start()
     exp.exits.append(p.stop())
-    exp.trace = list(proxy.trace(client_id=p.client_id))
+    rows = list(proxy.trace(client_id=p.client_id)) + list(proxy.trace(client_id=LATE_CLIENT))
+    exp.trace = sorted(rows, key=lambda r: int(r["id"]))
     exp.histories = tuple(p.histories())
     exp.verdict = check(
         exp.histories, read_both(cluster, out), inputs=read_final(cluster, src, "read_committed"), origin=origin_of
@@ -227,19 +230,23 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
         p0, p1 = plan_leaders(cluster, out)
         held = proxy.delay_response(HOLD_S, api="Produce", client_id=p.client_id, broker=p0, times=1).inject()
         proxy.drop_request(api="Produce", client_id=p.client_id, broker=p1, times=1).inject()
-        _wait_fired(p, held, f"a Produce of transaction {n + 1} to broker {p0}")
+        _wait_fired(p, held, f"a Produce of the next transaction to broker {p0}")
+        m = _commits(p) + 1  # the transaction open now (the processor may have committed more since n)
         body = {
             "TransactionalId": row["request"]["transactional_id"],
             "ProducerId": row["request"]["producer_id"],
             "ProducerEpoch": row["request"]["producer_epoch"],
             "Committed": True,
         }
-        answer = proxy.request(row["broker"], "EndTxn", body, version=row["version"], client_id=p.client_id)
+        answer = proxy.request(row["broker"], "EndTxn", body, version=row["version"], client_id=LATE_CLIENT)
         code = int(answer.get("ErrorCode", 0))
         exp.late_answer = {"error_code": code, "error": _error_name(code)}
         exp.notes.append(
+            f"transaction {m}: its Produce to broker {p0} written (answer held), its Produce to broker {p1} lost"
+        )
+        exp.notes.append(
             f"the late copy of transaction {n}'s EndTxn (epoch {body['ProducerEpoch']}) delivered during "
-            f"transaction {n + 1}: {exp.late_answer['error']}"
+            f"transaction {m}: {exp.late_answer['error']}"
         )
     finally:
         proxy.clear_rules(client_id=p.client_id)
@@ -271,11 +278,12 @@ def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path |
             if aborts
             else "librdkafka resent it after socket.timeout.ms; the transaction committed"
         )
-        hold = proxy.delay_response(5.0, api="Produce", client_id=p.client_id, times=1).inject()
-        _wait_fired(p, hold, f"a Produce of transaction {n + 1}")
+        hold = proxy.delay_response(HOLD_S, api="Produce", client_id=p.client_id, times=1).inject()
+        _wait_fired(p, hold, "a Produce of a later transaction")
+        m = _commits(p) + 1 + len([e for e in read_history(p.history()).events if isinstance(e, Aborted)])
         answer = proxy.replay(row["id"])
         exp.late_answer = {"error": _error(answer.get("response")) or "NONE", "response": answer.get("response")}
-        exp.notes.append(f"the lost copy replayed during transaction {n + 1}: {exp.late_answer['error']}")
+        exp.notes.append(f"the lost copy replayed during transaction {m}: {exp.late_answer['error']}")
     finally:
         proxy.clear_rules(client_id=p.client_id)
     try:
@@ -359,7 +367,7 @@ def delayed_endtxn_java(cluster: Cluster, *, run_dir: Path | None = None) -> Exp
                         "ProducerEpoch": row["request"]["producer_epoch"],
                         "Committed": True,
                     }
-                    late = proxy.request(row["broker"], "EndTxn", body, version=row["version"], client_id=client_id)
+                    late = proxy.request(row["broker"], "EndTxn", body, version=row["version"], client_id=LATE_CLIENT)
                     code = int(late.get("ErrorCode", 0))
                     exp.late_answer = {"error_code": code, "error": _error_name(code)}
                     exp.notes.append(
@@ -387,7 +395,50 @@ def delayed_endtxn_java(cluster: Cluster, *, run_dir: Path | None = None) -> Exp
             exp.exits.append(0)
     finally:
         proxy.clear_rules(client_id=client_id)
-    exp.trace = list(proxy.trace(client_id=client_id))
+    exp.trace = sorted(
+        proxy.trace(client_id=client_id) + proxy.trace(client_id=LATE_CLIENT), key=lambda r: int(r["id"])
+    )
     exp.histories = (history,)
     exp.verdict = check(exp.histories, read_both(cluster, out))
     return exp
+
+
+_NOISE = ("Fetch", "Heartbeat", "Metadata", "FindCoordinator", "ApiVersions", "OffsetFetch", "JoinGroup", "SyncGroup",
+          "LeaveGroup", "(connect)", "ListOffsets")  # fmt: skip
+
+
+def window(exp: Experiment) -> list[dict[str, Any]]:
+    """The experiment's requests from the lost one to the processor's restart (its InitProducerId), without
+    the consumer's traffic and the retried AddPartitionsToTxn answered CONCURRENT_TRANSACTIONS."""
+    t = exp.trace
+    start = next((i for i, r in enumerate(t) if "dropped" in r["fate"]), 0)
+    end = next((i for i, r in enumerate(t) if i > start and r["api"] == "InitProducerId"), len(t) - 1)
+    return [
+        r
+        for r in t[start : end + 1]
+        if r["api"] not in _NOISE
+        and not (
+            r["api"] == "AddPartitionsToTxn" and (r.get("response") or {}).get("error") == "CONCURRENT_TRANSACTIONS"
+        )
+    ]
+
+
+def plot(exp: Experiment, ax: Any = None) -> Any:
+    """The experiment's window as a request timeline, the late copy and every refused request named."""
+    from eoslab.faults import Trace
+
+    rows = window(exp)
+    ax = Trace(rows).plot(ax=ax)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    for i, r in enumerate(rows):
+        err = (r.get("response") or {}).get("error")
+        if r.get("client_id") == LATE_CLIENT:
+            labels[i] = f"LATE COPY → {err}  " + labels[i]
+        elif err and err != "NONE":
+            labels[i] = f"{err}  " + labels[i]
+        elif "dropped" in r["fate"]:
+            labels[i] = "lost  " + labels[i]
+    ax.set_yticks(range(len(rows)), labels, fontsize=7)
+    ax.set_title(f"KAFKA-17754, {exp.variant}, {exp.client}", fontsize=9)
+    ax.figure.tight_layout()
+    return ax
