@@ -308,6 +308,21 @@ def _drop_endtxn_response(c: _Cell) -> None:
     c.wait_fired(p, f, t)
     c.supervise(p)
     c.stop(p)
+    c.note(resent(c.proxy.trace(client_id=p.client_id, api=t.api)))
+
+
+def resent(rows: list[dict[str, Any]]) -> str:
+    """What the client did after the answer it lost: the same request again, how much later, answered how."""
+    lost = next((i for i, r in enumerate(rows) if "dropped" in r["fate"]), None)
+    if lost is None:
+        return "the answer was never lost (the rule did not fire)"
+    if lost + 1 >= len(rows):
+        return f"no {rows[lost]['api']} after the lost answer"
+    again = rows[lost + 1]
+    answer = (again.get("response") or {}).get("error") or (
+        "answered" if again["fate"] == "forwarded" else again["fate"]
+    )
+    return f"the client's next {again['api']} came {again['time'] - rows[lost]['time']:.1f} s later: {answer}"
 
 
 def _zombie(c: _Cell) -> None:

@@ -93,3 +93,16 @@ def test_a_duplicate_whose_first_writer_was_killed_is_found_by_its_origin():
     assert check([[]], [rc]).count("duplicate") == 0  # blind without it
     assert check([[]], [rc], origin=origin_of).count("duplicate") == 1
     assert origin_of("not a pipeline value") is None and origin_of(None) is None
+
+
+def test_what_the_client_did_after_a_lost_answer_is_read_from_the_trace():
+    from eoslab.demos.pipeline_faults import resent
+
+    rows = [
+        {"api": "EndTxn", "time": 10.0, "fate": "forwarded", "response": {"error": "NONE"}},
+        {"api": "EndTxn", "time": 11.0, "fate": "response dropped by proxy", "response": None},
+        {"api": "EndTxn", "time": 20.9, "fate": "forwarded", "response": {"error": "NONE"}},
+    ]
+    assert resent(rows) == "the client's next EndTxn came 9.9 s later: NONE"
+    assert "did not fire" in resent(rows[:1])
+    assert "no EndTxn after" in resent(rows[:2])
