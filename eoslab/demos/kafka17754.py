@@ -9,17 +9,19 @@ transaction version 2 (TV2) bumps the epoch at every EndTxn, so a late copy carr
 Each experiment runs module 05's EOS processor (librdkafka: the original protocol, EndTxn v1) through
 the fault proxy, makes one request "late", and lets the history checker judge the output:
 
-- :func:`delayed_endtxn`: transaction N's EndTxn(commit) is lost on its way (the proxy drops it: the
-  coordinator never sees it); librdkafka resends it after ``socket.timeout.ms`` and N commits. Then,
-  while N+1 is open (its first Produce held back the same way), the "late" copy of N's EndTxn is
-  delivered: the same transactional id, producer id, epoch and ``Committed=true``.
-- :func:`delayed_produce`: a Produce of transaction N is lost on its way; librdkafka resends it after
-  ``socket.timeout.ms``; while N+1 is open, the proxy replays the lost copy byte for byte.
+- :func:`delayed_endtxn`: the answer to transaction N's EndTxn(commit) is lost (the coordinator
+  committed N; the client does not know); librdkafka sends it again after ``socket.timeout.ms`` and
+  hears NONE. Then, while N+1 is open (its Produce to one partition written, its Produce to the other
+  lost), another copy of N's EndTxn is delivered: the same transactional id, producer id, epoch and
+  ``Committed=true``.
+- :func:`delayed_produce`: a Produce of transaction N is lost on its way; while N+1 is open, the proxy
+  replays the lost copy byte for byte.
+- :func:`delayed_endtxn_java`: the delayed EndTxn with the Java 4.1 client (TV2, EndTxn v5).
 
-A late copy here is the lost request sent again later: the coordinator or the leader cannot tell the
-two apart (they match on producer id, epoch and, for Produce, sequence numbers; the connection does
-not count). What the broker answered the late copy, what the processor then did, and the checker's
-verdict are the experiment's results: the cluster decides, not the expectation.
+A late copy is a request the client sent once more, delivered later: the coordinator or the leader
+cannot tell it from the original (they match producer id, epoch and, for Produce, sequence numbers;
+the connection does not count). What the broker answered the late copy, what the processor then did,
+and the checker's verdict are the experiment's results: the cluster decides, not the expectation.
 
 Timeouts: ``transaction.timeout.ms`` = 10 s, so librdkafka's ``socket.timeout.ms`` = 9.9 s (derived
 in transactional mode) is how long a lost request waits before its resend; CATCH_UP of the processor.
@@ -213,7 +215,11 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
     proxy = Proxy.connect(cluster)
     p, src, out, feeder = _setup(cluster, "endtxn", records, run_dir)
     exp = Experiment("delayed EndTxn", "librdkafka (original protocol)")
-    lost = proxy.drop_request(api="EndTxn", client_id=p.client_id, nth=2, times=1).inject()
+    # The ANSWER is lost, not the request: the coordinator commits N at once. A lost request would race
+    # the resend (socket.timeout.ms = transaction.timeout.ms - 100 after it was sent) against the
+    # coordinator's own timeout abort of N (transaction.timeout.ms after N began, checked every second):
+    # seen on this cluster, the abort can win, the epoch is bumped, and the resend is fenced.
+    lost = proxy.drop_response(api="EndTxn", client_id=p.client_id, nth=2, times=1).inject()
     try:
         p.start()
         feeder.start()
@@ -221,10 +227,12 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
         row = next(r for r in reversed(proxy.trace(client_id=p.client_id, api="EndTxn")) if "dropped" in r["fate"])
         exp.late_request = {"broker": row["broker"], "version": row["version"], **row["request"]}
         n = _commits(p) + 1
-        exp.notes.append(f"EndTxn(commit) of transaction {n} lost on its way to broker {row['broker']}")
+        exp.notes.append(
+            f"EndTxn(commit) of transaction {n} reached the coordinator (broker {row['broker']}); its answer was lost"
+        )
         # librdkafka resends it after socket.timeout.ms (9.9 s); transaction n commits
         wait_until(lambda: _commits(p) >= n, timeout=STEP_WAIT, what=f"transaction {n} to commit", progress=False)
-        exp.notes.append(f"librdkafka resent it; transaction {n} committed")
+        exp.notes.append(f"librdkafka sent it again after socket.timeout.ms, answered NONE: transaction {n} committed")
         # transaction n+1: its Produce to partition 0's leader is written and its answer held; its Produce to
         # partition 1's leader is lost (librdkafka fails those records after message.timeout.ms = 10 s)
         p0, p1 = plan_leaders(cluster, out)
