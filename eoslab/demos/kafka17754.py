@@ -217,8 +217,8 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
     exp = Experiment("delayed EndTxn", "librdkafka (original protocol)")
     # The ANSWER is lost, not the request: the coordinator commits N at once. A lost request would race
     # the resend (socket.timeout.ms = transaction.timeout.ms - 100 after it was sent) against the
-    # coordinator's own timeout abort of N (transaction.timeout.ms after N began, checked every second):
-    # seen on this cluster, the abort can win, the epoch is bumped, and the resend is fenced.
+    # coordinator's own timeout abort of N (transaction.timeout.ms after N began, checked every second);
+    # with a lost request, N once never committed on a shared machine (docs/fault-matrix.md).
     lost = proxy.drop_response(api="EndTxn", client_id=p.client_id, nth=2, times=1).inject()
     try:
         p.start()
