@@ -1,0 +1,332 @@
+"""Lab 05's fault cells: the learner's processor loop run as the pipeline's OS process, under one fault
+at a time, then judged by the history checker.
+
+A :class:`Cell` owns one scenario's topics (fresh names, a random number of random inputs), the
+processes it starts (:class:`eoslab.demos.pipeline.PipelineProcess` with ``loop=``) and their history
+files; :meth:`Cell.judge` reads the output at both isolation levels and the input with
+``read_committed`` and returns the checker's verdict with what else the run showed (plain offset
+commits, processes that went on after being fenced, group errors).
+
+The scenarios built here are the ones the fault matrix has no cell for: an abortable error the
+cluster really returns (an output the topic refuses, until its limit is raised), and a processor
+paused in the middle of a transaction while another member of its group, or a successor with its
+transactional.id, takes its partitions over.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eoslab._wait import wait_until
+from eoslab.clients import producer
+from eoslab.cluster import Cluster
+from eoslab.demos.pipeline import PipelineProcess
+from eoslab.demos.pipeline_loop import FENCED_EVENT
+from eoslab.errors import EoslabError
+from eoslab.history import Aborted, Committed, Verdict, check, read_both, read_final, read_history
+
+ASSIGNMENT = [[1, 2, 3], [2, 3, 1]]
+"""Input and output: two partitions led by brokers 1 and 2, so two group members get one each."""
+
+SMALL_MESSAGE_BYTES = 4096
+"""The output topic's ``max.message.bytes`` in the abort cell: a batch of 20 ordinary outputs (about
+2 KB) fits, the poison input's output (:data:`POISON_BYTES` more) does not, so the broker answers
+that Produce with MESSAGE_TOO_LARGE (10) and librdkafka makes the transaction abortable."""
+POISON_BYTES = 6000
+RAISED_MESSAGE_BYTES = 1048588
+"""Kafka's default ``max.message.bytes``, set once the processor has aborted: the poison then goes through."""
+
+SETTLE = 45.0
+"""A cell's processors must commit every input within this: a restart waits for the dead member's
+session to expire (session.timeout.ms = 6 s), a paused member's successor as long, then a hundred
+records take seconds; the rest is room for a shared machine."""
+FIRST_ABORT = 30.0
+"""The poison is among the first inputs: a processor polls it within seconds and must abort."""
+GROUP_ABORTS = 4
+"""Aborts on a group error (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID) per process after which a cell stops
+waiting: a processor that keeps sending old group metadata aborts every transaction, forever."""
+GROUP_ERRORS = ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID")
+
+
+class CellFailed(EoslabError):
+    """The loop did not get through a cell: the sentence says what the processes did."""
+
+
+@dataclass
+class Outcome:
+    """What a cell showed: the checker's verdict and the evidence the hints are drawn from."""
+
+    cell: str
+    verdict: Verdict
+    inputs: int
+    plain_commits: int = 0
+    """Offset commits outside any transaction (``consumer.commit``)."""
+    fenced_then_committed: list[str] = field(default_factory=list)
+    """Processes that committed a transaction after one of their calls raised _FENCED (or a fatal error)."""
+    group_aborts: int = 0
+    """Transactions aborted on a group error (the metadata's generation or member id was stale)."""
+
+    @property
+    def clean(self) -> bool:
+        return self.verdict.valid() and not self.fenced_then_committed
+
+
+def fenced_at(history: Path) -> float | None:
+    """When a process first saw _FENCED (or a fatal error), from the :data:`FENCED_EVENT` lines of its stderr."""
+    err = history.with_suffix(".stderr")
+    if not err.exists():
+        return None
+    text = err.read_text("utf-8", "replace")
+    times = [float(m.group(1)) for m in re.finditer(rf"^{FENCED_EVENT} ([0-9.]+)", text, re.M)]
+    return min(times) if times else None
+
+
+def fenced_then_committed(histories: list[Path]) -> list[str]:
+    """The histories whose process committed a transaction after it was fenced."""
+    out = []
+    for h in histories:
+        fenced = fenced_at(h)
+        if fenced is not None and any(
+            isinstance(e, Committed) and e.txn is not None and e.time > fenced for e in read_history(h).events
+        ):
+            out.append(h.stem)
+    return out
+
+
+def tail(p: PipelineProcess) -> str:
+    """The last line a process wrote on stderr (its reason to stop), without the pipe's own events."""
+    lines = [line.strip() for line in p.stderr().splitlines() if line.strip() and not line.startswith(FENCED_EVENT)]
+    return lines[-1] if lines else "nothing on stderr"
+
+
+def wait_paused(p: PipelineProcess, spec: str) -> None:
+    """Until ``p`` (started with ``pause_at=spec``) stopped itself there; a sentence if it never does."""
+    try:
+        p.wait_paused()
+    except Exception as e:  # noqa: BLE001 - it exited, or never sent that batch
+        n = spec.split(":")[1]
+        if not p.running:
+            raise CellFailed(
+                f"your processor stopped by itself (exit {p.returncode}) before batch {n} ({tail(p)})"
+            ) from e
+        raise CellFailed(f"your processor did not send batch {n} within 30 s ({tail(p)})") from e
+
+
+class Cell:
+    """One scenario: fresh topics, inputs, processes running ``loop``, and the verdict."""
+
+    def __init__(self, cluster: Cluster, name: str, loop: str, folder: Path) -> None:
+        self.cluster, self.name, self.loop = cluster, name, loop
+        self.run = uuid.uuid4().hex[:6]
+        self.input, self.output = f"lab05-{name}-in-{self.run}", f"lab05-{name}-out-{self.run}"
+        self.folder = folder / f"{name}-{self.run}"
+        self.inputs = 0
+        self.procs: list[PipelineProcess] = []
+
+    def topics(self, output_config: dict[str, str] | None = None) -> None:
+        self.cluster.admin.create_topic(self.input, replica_assignment=ASSIGNMENT)
+        self.cluster.admin.create_topic(self.output, replica_assignment=ASSIGNMENT, config=output_config)
+
+    def seed(self, n: int, *, poison: frozenset[int] = frozenset()) -> None:
+        """``n`` more random inputs over both partitions; those numbered in ``poison`` are too big for
+        :data:`SMALL_MESSAGE_BYTES`."""
+        p = producer(self.cluster)
+        for i in range(self.inputs, self.inputs + n):
+            value = f"v{i}-{random.randint(0, 10**6)}" + ("-" + "x" * POISON_BYTES if i in poison else "")
+            p.produce(self.input, value=value.encode(), key=str(i).encode(), partition=i % len(ASSIGNMENT))
+        if p.flush(30) != 0:
+            raise CellFailed(f"the inputs of {self.input} were not all acknowledged in 30 s: is the cluster healthy?")
+        self.inputs += n
+
+    def process(self, label: str, **kw: Any) -> PipelineProcess:
+        p = PipelineProcess(
+            self.cluster, "eos", input=self.input, output=self.output, history_dir=self.folder,
+            name=f"l05-{self.name}-{label}-{self.run}", loop=self.loop, **kw,
+        )  # fmt: skip
+        self.procs.append(p)
+        return p
+
+    def histories(self) -> list[Path]:
+        return [h for p in self.procs for h in p.histories()]
+
+    def events(self) -> list[Any]:
+        return [e for h in self.histories() for e in read_history(h).events]
+
+    def group_aborts(self) -> int:
+        return sum(isinstance(e, Aborted) and any(g in e.reason for g in GROUP_ERRORS) for e in self.events())
+
+    def settle(self, watch: PipelineProcess, timeout: float = SETTLE) -> None:
+        """Until the group committed every input; a clear failure as soon as the processes cannot get there."""
+
+        def done() -> bool:
+            if not watch.running:
+                raise CellFailed(f"your processor stopped (exit {watch.returncode}) before it was done: {tail(watch)}")
+            if self.group_aborts() >= GROUP_ABORTS * len(self.procs):
+                raise CellFailed(
+                    f"your processors aborted {self.group_aborts()} transactions on ILLEGAL_GENERATION or "
+                    "UNKNOWN_MEMBER_ID: the group moved on, and the group metadata sent with the offsets is stale"
+                )
+            if went_on := fenced_then_committed(self.histories()):
+                raise CellFailed(f"{went_on[0]} committed a transaction after it was fenced (_FENCED)")
+            return watch.lag() == 0
+
+        try:
+            wait_until(done, timeout=timeout, what=f"cell {self.name}: every input committed", fatal=(CellFailed,))
+        except CellFailed:
+            raise
+        except Exception as e:  # noqa: BLE001 - the wait's own timeout, said in the learner's terms
+            raise CellFailed(
+                f"the group had not committed every input after {timeout:.0f} s ({watch.lag()} left): your "
+                f"processor stopped making progress (its last words: {tail(watch)})"
+            ) from e
+
+    def judge(self) -> Outcome:
+        for p in self.procs:
+            p.resume().stop()
+        hist = self.histories()
+        verdict = check(
+            hist, read_both(self.cluster, self.output), inputs=read_final(self.cluster, self.input, "read_committed")
+        )
+        plain = sum(isinstance(e, Committed) and e.txn is None for e in self.events())
+        return Outcome(self.name, verdict, self.inputs, plain, fenced_then_committed(hist), self.group_aborts())
+
+    def close(self) -> None:
+        for p in self.procs:
+            p.kill()
+        for t in (self.input, self.output):
+            try:
+                self.cluster.admin.delete_topic(t)
+            except Exception:  # noqa: BLE001, S110 - a topic left behind costs nothing; the verdict matters
+                pass
+
+
+@contextmanager
+def cell(cluster: Cluster, name: str, loop: str, folder: Path) -> Iterator[Cell]:
+    c = Cell(cluster, name, loop, folder)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@contextmanager
+def workdir() -> Iterator[Path]:
+    """Where a check writes the loop's file and the cells' histories (removed afterwards)."""
+    path = Path(tempfile.mkdtemp(prefix="eoslab-lab05-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+# -- the scenarios ----------------------------------------------------------------------------------
+
+
+def crash(cluster: Cluster, loop: str, folder: Path) -> Outcome:
+    """kill -9 right after a commit_transaction returned, again in the middle of a later transaction
+    (its outputs acknowledged, not committed); a restart each time."""
+    with cell(cluster, "crash", loop, folder) as c:
+        c.topics()
+        c.seed(random.randint(60, 100))
+        p = c.process("p")
+        for spec, call in (
+            (f"after-commit:{random.randint(1, 2)}", "commit_transaction returned"),
+            (f"after-produce:{random.randint(1, 2)}", "pipe.send returned"),
+        ):
+            p.start(die_at=spec)
+            try:
+                code = p.wait_exit()
+            except Exception as e:  # noqa: BLE001 - it never got there
+                raise CellFailed(
+                    f"the crash was set for batch {spec.split(':')[1]} once {call}, and your processor never "
+                    f"got there in 30 s ({tail(p)})"
+                ) from e
+            if code != -9:
+                raise CellFailed(
+                    f"your processor stopped by itself (exit {code}) before batch {spec.split(':')[1]} ({tail(p)})"
+                )
+        p.start()
+        c.settle(p)
+        return c.judge()
+
+
+def abort(cluster: Cluster, loop: str, folder: Path) -> Outcome:
+    """An output the topic refuses (MESSAGE_TOO_LARGE: the transaction must be aborted) until the
+    processor has aborted; then the limit is raised and the same inputs must go through, once each."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    with cell(cluster, "abort", loop, folder) as c:
+        c.topics({"max.message.bytes": str(SMALL_MESSAGE_BYTES)})
+        poison = random.randint(4, 30)
+        c.seed(random.randint(50, 80), poison=frozenset({poison}))
+        p = c.process("p").start()
+
+        def aborted() -> bool:
+            if not p.running:
+                raise CellFailed(
+                    f"the output of input {poison} was refused (MESSAGE_TOO_LARGE, abortable) and your processor "
+                    f"stopped (exit {p.returncode}): {tail(p)}"
+                )
+            return any(isinstance(e, Aborted) for e in c.events())
+
+        try:
+            wait_until(aborted, timeout=FIRST_ABORT, what="the processor to abort", fatal=(CellFailed,))
+        except CellFailed:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise CellFailed(
+                f"the output of input {poison} was refused (MESSAGE_TOO_LARGE) and your processor did not abort the "
+                f"transaction within {FIRST_ABORT:.0f} s ({tail(p)})"
+            ) from e
+        entry = ConfigEntry("max.message.bytes", str(RAISED_MESSAGE_BYTES), incremental_operation=AlterConfigOpType.SET)
+        res = ConfigResource(ResourceType.TOPIC, c.output, incremental_configs=[entry])
+        cluster.admin.client.incremental_alter_configs([res])[res].result(30)
+        c.settle(p)
+        return c.judge()
+
+
+def group_zombie(cluster: Cluster, loop: str, folder: Path) -> Outcome:
+    """Two members of one group, two transactional ids. One SIGSTOPs itself in the middle of a
+    transaction, past its session: the other is given its partition and redoes that batch. Resumed,
+    the paused one must not commit it (KIP-447: its group metadata is stale, TxnOffsetCommit says so).
+    Then more inputs, for both."""
+    with cell(cluster, "member", loop, folder) as c:
+        c.topics()
+        c.seed(random.randint(80, 110))  # each partition holds two batches or more: the pause point is reached
+        # a long transaction timeout: the paused member's transaction must still be open when it wakes
+        spec = f"after-produce:{random.randint(1, 2)}"
+        paused = c.process("a", transaction_timeout_ms=60000).start(pause_at=spec)
+        other = c.process("b").start()
+        wait_paused(paused, spec)
+        c.settle(other)  # the paused member's session expired, `other` took its partition and caught up
+        paused.resume()
+        c.seed(random.randint(30, 50))
+        c.settle(other)
+        return c.judge()
+
+
+def txn_zombie(cluster: Cluster, loop: str, folder: Path) -> Outcome:
+    """A processor SIGSTOPs itself in the middle of a transaction; a successor with the same
+    transactional.id and group takes over (its init_transactions fences the paused one). Resumed,
+    the zombie gets _FENCED and must stop; more inputs go to the successor."""
+    with cell(cluster, "zombie", loop, folder) as c:
+        c.topics()
+        c.seed(random.randint(60, 90))  # batches of up to 20: the pause point (batch 1 or 2) is always reached
+        spec = f"after-produce:{random.randint(1, 2)}"
+        zombie = c.process("z", transaction_timeout_ms=60000).start(pause_at=spec)
+        wait_paused(zombie, spec)
+        successor = c.process("s", transactional_id=zombie.transactional_id, group=zombie.group).start()
+        c.settle(successor)
+        zombie.resume()
+        c.seed(random.randint(20, 40))
+        c.settle(successor)
+        return c.judge()
