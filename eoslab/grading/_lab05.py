@@ -19,6 +19,7 @@ import random
 import re
 import shutil
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,7 +33,7 @@ from eoslab.cluster import Cluster
 from eoslab.demos.pipeline import PipelineProcess
 from eoslab.demos.pipeline_loop import FENCED_EVENT
 from eoslab.errors import EoslabError
-from eoslab.history import Aborted, Committed, Verdict, check, read_both, read_final, read_history
+from eoslab.history import Aborted, Assigned, Committed, Polled, Verdict, check, read_both, read_final, read_history
 
 ASSIGNMENT = [[1, 2, 3], [2, 3, 1]]
 """Input and output: two partitions led by brokers 1 and 2, so two group members get one each."""
@@ -100,6 +101,35 @@ def fenced_then_committed(histories: list[Path]) -> list[str]:
         ):
             out.append(h.stem)
     return out
+
+
+def skipped_after_abort(histories: list[Path]) -> list[str]:
+    """Sentences for each first poll after an abort that landed past the committed offset: the aborted
+    batch's inputs were skipped (a processor that rewinds polls them again first). The topics are
+    fresh, so a partition without a committed offset starts at 0."""
+    found = []
+    for h in histories:
+        committed: dict[tuple[str, int], int] = {}
+        after_abort: set[tuple[str, int]] | None = None
+        txn = None
+        for e in read_history(h).events:
+            if isinstance(e, (Assigned, Committed)):
+                committed.update({(o.topic, o.partition): o.offset for o in e.offsets})
+                if isinstance(e, Assigned):
+                    after_abort = None  # a new assignment starts from the committed offsets anyway
+            elif isinstance(e, Aborted):
+                after_abort, txn = set(), e.txn
+            elif isinstance(e, Polled) and after_abort is not None:
+                tp = (e.at.topic, e.at.partition)
+                if tp not in after_abort:
+                    after_abort.add(tp)
+                    if e.at.offset > committed.get(tp, 0):
+                        found.append(
+                            f"after aborting txn {txn}, {e.process} polled {e.at} next, past the committed offset "
+                            f"{committed.get(tp, 0)}: inputs {committed.get(tp, 0)}..{e.at.offset - 1} of {tp[0]}"
+                            f"[{tp[1]}] were skipped"
+                        )
+    return found
 
 
 def tail(p: PipelineProcess) -> str:
@@ -177,6 +207,8 @@ class Cell:
                 )
             if went_on := fenced_then_committed(self.histories()):
                 raise CellFailed(f"{went_on[0]} committed a transaction after it was fenced (_FENCED)")
+            if skipped := skipped_after_abort(self.histories()):
+                raise CellFailed(skipped[0])
             return watch.lag() == 0
 
         try:
@@ -261,7 +293,9 @@ def crash(cluster: Cluster, loop: str, folder: Path) -> Outcome:
 
 def abort(cluster: Cluster, loop: str, folder: Path) -> Outcome:
     """An output the topic refuses (MESSAGE_TOO_LARGE: the transaction must be aborted) until the
-    processor has aborted; then the limit is raised and the same inputs must go through, once each."""
+    processor has aborted; then the limit is raised, more inputs come, and every input must go
+    through once. (librdkafka follows the refused batch with OUT_OF_ORDER_SEQUENCE_NUMBER on the
+    next, "requires epoch bump": abortable too; abort_transaction bumps the epoch.)"""
     from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
     with cell(cluster, "abort", loop, folder) as c:
@@ -290,25 +324,29 @@ def abort(cluster: Cluster, loop: str, folder: Path) -> Outcome:
         entry = ConfigEntry("max.message.bytes", str(RAISED_MESSAGE_BYTES), incremental_operation=AlterConfigOpType.SET)
         res = ConfigResource(ResourceType.TOPIC, c.output, incremental_configs=[entry])
         cluster.admin.client.incremental_alter_configs([res])[res].result(30)
+        c.seed(random.randint(20, 40))  # more work after the abort: its offsets are committed past the aborted batch
         c.settle(p)
         return c.judge()
 
 
 def group_zombie(cluster: Cluster, loop: str, folder: Path) -> Outcome:
-    """Two members of one group, two transactional ids. One SIGSTOPs itself in the middle of a
-    transaction, past its session: the other is given its partition and redoes that batch. Resumed,
-    the paused one must not commit it (KIP-447: its group metadata is stale, TxnOffsetCommit says so).
-    Then more inputs, for both."""
+    """Two members of one group, two transactional ids. The first SIGSTOPs itself in the middle of a
+    transaction; the second joins, and once the first's session expired it is given every partition
+    and redoes that batch. Resumed, the first must not commit its transaction (KIP-447: the group
+    coordinator refuses offsets sent with the metadata of a member the group has moved on from), and
+    rejoins. Then more inputs, for both. The generation changes twice while the first one lives."""
     with cell(cluster, "member", loop, folder) as c:
         c.topics()
-        c.seed(random.randint(80, 110))  # each partition holds two batches or more: the pause point is reached
+        c.seed(random.randint(60, 90))  # batches of up to 20: the pause point (batch 1 or 2) is always reached
+        group, spec = f"lab05-member-{c.run}", f"after-produce:{random.randint(1, 2)}"
         # a long transaction timeout: the paused member's transaction must still be open when it wakes
-        spec = f"after-produce:{random.randint(1, 2)}"
-        paused = c.process("a", transaction_timeout_ms=60000).start(pause_at=spec)
-        other = c.process("b").start()
+        paused = c.process("a", group=group, transaction_timeout_ms=60000).start(pause_at=spec)
         wait_paused(paused, spec)
-        c.settle(other)  # the paused member's session expired, `other` took its partition and caught up
+        other = c.process("b", group=group).start()
+        c.settle(other)  # the paused member's session expired, `other` took every partition and caught up
+        resumed = time.time()
         paused.resume()
+        rejoined(c, paused, resumed)  # both members again: the second wave is shared, old metadata cannot hide
         c.seed(random.randint(30, 50))
         c.settle(other)
         return c.judge()
@@ -327,6 +365,59 @@ def txn_zombie(cluster: Cluster, loop: str, folder: Path) -> Outcome:
         successor = c.process("s", transactional_id=zombie.transactional_id, group=zombie.group).start()
         c.settle(successor)
         zombie.resume()
+        zombie_stops(c, zombie)
         c.seed(random.randint(20, 40))
         c.settle(successor)
         return c.judge()
+
+
+REJOIN = 30.0
+"""A resumed member learns from its next heartbeat that it was removed and rejoins; the group's
+rebalance then waits for the other member's next poll (half a second): seconds, with room."""
+
+
+def rejoined(c: Cell, member: PipelineProcess, since: float) -> None:
+    """Until ``member`` is assigned partitions again after ``since`` (it rejoined its group)."""
+
+    def back() -> bool:
+        if not member.running:
+            raise CellFailed(
+                f"your processor, resumed after its group moved on, stopped (exit {member.returncode}) instead of "
+                f"aborting and going on: {tail(member)}"
+            )
+        if c.group_aborts() >= GROUP_ABORTS * len(c.procs):
+            raise CellFailed(
+                f"your processors aborted {c.group_aborts()} transactions on ILLEGAL_GENERATION or "
+                "UNKNOWN_MEMBER_ID: the group moved on, and the group metadata sent with the offsets is stale"
+            )
+        return any(
+            isinstance(e, Assigned) and e.time > since and e.partitions for e in read_history(member.history()).events
+        )
+
+    wait_until(back, timeout=REJOIN, what=f"{member.name} to rejoin its group", fatal=(CellFailed,))
+
+
+ZOMBIE_GRACE = 5.0
+"""A fenced processor that stops exits within a second of its _FENCED; this is room for a busy machine."""
+ZOMBIE_FENCED = 20.0
+"""A resumed zombie's next transactional call is answered _FENCED in well under a second."""
+
+
+def zombie_stops(c: Cell, zombie: PipelineProcess) -> None:
+    """Until the resumed zombie exits; a failure when it goes on after its _FENCED."""
+    start = time.time()
+
+    def gone() -> bool:
+        if went_on := fenced_then_committed(zombie.histories()):
+            raise CellFailed(f"{went_on[0]} committed a transaction after it was fenced (_FENCED)")
+        fenced = fenced_at(zombie.history())
+        if zombie.running and fenced is not None and time.time() - fenced > ZOMBIE_GRACE:
+            raise CellFailed(
+                f"the zombie got _FENCED and was still running {ZOMBIE_GRACE:.0f} s later: it carried on with the "
+                "transactional.id its successor owns"
+            )
+        if zombie.running and fenced is None and time.time() - start > ZOMBIE_FENCED:
+            raise CellFailed(f"the resumed zombie never reported _FENCED in {ZOMBIE_FENCED:.0f} s ({tail(zombie)})")
+        return not zombie.running
+
+    wait_until(gone, timeout=ZOMBIE_FENCED + ZOMBIE_GRACE + 5, what="the fenced zombie to stop", fatal=(CellFailed,))

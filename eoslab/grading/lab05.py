@@ -115,6 +115,8 @@ def _saw(out: cells.Outcome) -> str:
 
 
 def _cell_hint(name: str, message: str) -> str:
+    if "were skipped" in message:
+        return HINT_REWIND
     if "ILLEGAL_GENERATION" in message or "UNKNOWN_MEMBER_ID" in message:
         return HINT_METADATA
     if "fenced" in message.lower() and name in ("zombie", "member"):
