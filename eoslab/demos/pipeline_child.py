@@ -78,6 +78,7 @@ class Processor:
         self.consumer = Consumer(
             {
                 "bootstrap.servers": args.bootstrap,
+                "client.id": args.client_id,  # what the fault proxy's rules match
                 "group.id": args.group,
                 "enable.auto.commit": False,  # offsets go with the outputs (eos) or after them (alo), never on a timer
                 "isolation.level": "read_committed",  # never read an aborted or open transaction's input
@@ -86,7 +87,12 @@ class Processor:
                 "heartbeat.interval.ms": 1000,
             }
         )
-        producer: dict[str, Any] = {"bootstrap.servers": args.bootstrap, "acks": "all", "linger.ms": 5}
+        producer: dict[str, Any] = {
+            "bootstrap.servers": args.bootstrap,
+            "client.id": args.client_id,
+            "acks": "all",
+            "linger.ms": 5,
+        }
         if args.mode == "eos":
             producer |= {
                 "transactional.id": args.transactional_id,
@@ -227,6 +233,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m eoslab.demos.pipeline_child", description=__doc__.split("\n")[0])
     ap.add_argument("--mode", choices=("eos", "alo"), required=True)
     ap.add_argument("--bootstrap", required=True)
+    ap.add_argument("--client-id", default="rdkafka", help="client.id of both clients (librdkafka's default)")
     ap.add_argument("--input", required=True)
     ap.add_argument("--output", required=True)
     ap.add_argument("--group", required=True)
