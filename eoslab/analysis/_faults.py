@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from eoslab.analysis._load import NoRunsError
 from eoslab.errors import EoslabError
 
 if TYPE_CHECKING:
@@ -32,10 +33,6 @@ def _pandas(df: Any) -> pd.DataFrame:
     return out
 
 
-class NoFaultRunsError(EoslabError):
-    """No faults run under the runs folder."""
-
-
 def load_faults(spark: SparkSession, root: str | Path | None = None) -> DataFrame:
     """Every faults run's table under ``root`` as one Spark DataFrame, with its ``run`` folder."""
     from pyspark.sql import functions as F
@@ -44,7 +41,7 @@ def load_faults(spark: SparkSession, root: str | Path | None = None) -> DataFram
 
     folders = fault_run_folders(root)
     if not folders:
-        raise NoFaultRunsError(
+        raise NoRunsError(
             f"No faults runs under {runs_dir(root)}: run `eoslab bench faults` (or the notebook's matrix cell) first."
         )
     df = spark.read.option("mergeSchema", "true").parquet(*[str(f / f"{FAULTS_TABLE}.parquet") for f in folders])

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from eoslab._wait import wait_until
 from eoslab.demos.pipeline import PipelineProcess
 from eoslab.demos.pipeline_faults import layout, write_inputs
+from eoslab.demos.pipeline_parts import origin_of
 from eoslab.faults import Fault, Proxy
 from eoslab.history import Committed, Verdict, check, read_both, read_final, read_history
 
@@ -144,7 +145,9 @@ def _finish(cluster: Cluster, exp: Experiment, p: PipelineProcess, proxy: Proxy,
     exp.exits.append(p.stop())
     exp.trace = list(proxy.trace(client_id=p.client_id))
     exp.histories = tuple(p.histories())
-    exp.verdict = check(exp.histories, read_both(cluster, out), inputs=read_final(cluster, src, "read_committed"))
+    exp.verdict = check(
+        exp.histories, read_both(cluster, out), inputs=read_final(cluster, src, "read_committed"), origin=origin_of
+    )
     return exp
 
 

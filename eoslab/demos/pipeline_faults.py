@@ -47,7 +47,7 @@ from eoslab._timeouts import CLIENT_CALL, HEAL
 from eoslab._wait import wait_until
 from eoslab.clients import producer
 from eoslab.demos.pipeline import CATCH_UP, PipelineProcess
-from eoslab.demos.pipeline_parts import MODES, PipelineError
+from eoslab.demos.pipeline_parts import MODES, PipelineError, origin_of
 from eoslab.errors import WaitTimeout
 from eoslab.faults import Fault, Proxy
 from eoslab.history import Committed, Verdict, check, read_both, read_final, read_history
@@ -465,7 +465,9 @@ def run_cell(
             cluster.restore(HEAL)  # the killed broker back, every ISR full, leaders preferred again
     cell.retries()
     histories = tuple(h for p in cell.procs for h in p.histories())
-    verdict = check(histories, read_both(cluster, out), inputs=read_final(cluster, src, "read_committed"))
+    verdict = check(
+        histories, read_both(cluster, out), inputs=read_final(cluster, src, "read_committed"), origin=origin_of
+    )
     return CellResult(
         fault, kind, records, time.monotonic() - started, verdict, histories, "; ".join(cell.notes), src, out
     )

@@ -79,3 +79,17 @@ def test_the_printed_matrix_shows_every_cell_and_count():
     assert zombie.split("|")[2].split()[SHOWN.index("duplicate")] == "7"
     frame = matrix_frame(cells)
     assert len(frame) == 12 and frame.loc[frame.kind == "alo", "duplicate"].sum() == 7
+
+
+def test_a_duplicate_whose_first_writer_was_killed_is_found_by_its_origin():
+    """The first copy's writer died before its delivery report (no Sent in any history): the output
+    value still names its input, and ``origin=`` lets the checker see the second copy as a duplicate."""
+    from eoslab.demos.pipeline_parts import origin_of, output_value
+    from eoslab.history import FinalRead, Position, ReadRecord, check
+
+    src = Position("in", 0, 7)
+    first, second = output_value(src, "p-1-11", 1, "v7"), output_value(src, "p-2-12", 1, "v7")
+    rc = FinalRead("out", "read_committed", (ReadRecord(0, 0, first), ReadRecord(0, 1, second)), {0: 2})
+    assert check([[]], [rc]).count("duplicate") == 0  # blind without it
+    assert check([[]], [rc], origin=origin_of).count("duplicate") == 1
+    assert origin_of("not a pipeline value") is None and origin_of(None) is None
