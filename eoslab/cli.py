@@ -283,8 +283,15 @@ def _bench_faults(args: argparse.Namespace) -> int:
     bad = [c for c in cells if c.kind == "eos" and not c.verdict.valid()]
     for c in bad:
         print(f"EOS under {c.fault}: {c.verdict.found} ({c.notes})")
+    unfinished = len(faults) * len(kinds) - len(cells)
+    if unfinished:
+        import pandas as pd
+
+        rows = pd.read_parquet(folder / "faults.parquet")
+        for r in rows[rows.notes.str.startswith("the cell did not finish")].itertuples():
+            print(f"{r.fault} × {r.kind}: {r.notes}")
     print(f"written to {folder}; wall time {time.monotonic() - t0:.0f} s (load now {os.getloadavg()[0]:.1f})")
-    return 1 if bad else 0
+    return 1 if bad or unfinished else 0
 
 
 def cmd_grade(args: argparse.Namespace) -> int:

@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from eoslab.demos import FAULTS, KINDS, CellResult, run_cell
-from eoslab.runs import fingerprint, new_run_id, runs_dir, write_faults_run
+from eoslab.errors import EoslabError
+from eoslab.runs import fault_run_folders, fingerprint, new_run_id, runs_dir, write_faults_run
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from eoslab.cluster import Cluster
 
-__all__ = ["DEFAULT_RECORDS", "SHOWN", "estimate_s", "matrix_frame", "matrix_text", "run_faults"]
+__all__ = ["DEFAULT_RECORDS", "SHOWN", "ensure_fault_run", "estimate_s", "matrix_frame", "matrix_text", "run_faults"]
 
 DEFAULT_RECORDS = 200
 """Inputs per cell: ten batches of 20, so the fault (at the 2nd-3rd request of its kind) lands with
@@ -58,7 +59,8 @@ def run_faults(
     root: str | Path | None = None,
     progress: bool = True,
 ) -> tuple[Path, list[CellResult]]:
-    """Run every cell, write the run folder (histories, faults table, env row); the folder and the cells."""
+    """Run every cell, write the run folder (histories, faults table, env row); the folder and the cells
+    that finished (one that could not is a row with no counts and the error as its notes)."""
     from tqdm import tqdm
 
     from eoslab._progress import progress_bar
@@ -67,6 +69,7 @@ def run_faults(
     folder = runs_dir(root) / f"faults-{run_id}"
     env = fingerprint(run_id, cluster.backend.name, "faults")
     cells: list[CellResult] = []
+    rows: list[dict[str, object]] = []
     started = time.monotonic()
     bar = (
         progress_bar("faults", total=len(faults) * len(kinds), unit="cell", delay=0.0)
@@ -77,14 +80,39 @@ def run_faults(
         for fault in faults:
             for kind in kinds:
                 bar.set_description(f"{fault} × {kind}")
-                cells.append(run_cell(cluster, fault, kind, records=records, run_dir=folder / "histories"))
+                t0 = time.monotonic()
+                try:
+                    cell = run_cell(cluster, fault, kind, records=records, run_dir=folder / "histories")
+                except EoslabError as e:  # the cell healed what it broke; the run goes on and says why
+                    rows.append(failed_row(run_id, fault, kind, records, time.monotonic() - t0, e))
+                else:
+                    cells.append(cell)
+                    rows.append({"run_id": run_id, **cell.row()})
                 bar.update(1)
     finally:
         bar.close()
     env["seconds"] = env["wall_s"] = round(time.monotonic() - started, 1)
     env["records_per_cell"] = records
-    write_faults_run(folder, [{"run_id": run_id, **c.row()} for c in cells], env)
+    write_faults_run(folder, rows, env)
     return folder, cells
+
+
+def failed_row(run_id: str, fault: str, kind: str, records: int, seconds: float, error: Exception) -> dict[str, object]:
+    """A cell that could not finish (a processor that never caught up): no counts, ``valid`` false, the
+    error as its notes, so the table shows it and a reader cannot take it for a clean cell."""
+    return {
+        "run_id": run_id,
+        "fault": fault,
+        "kind": kind,
+        "records": records,
+        "seconds": round(seconds, 2),
+        "valid": False,
+        **dict.fromkeys(SHOWN, None),
+        "input_topic": "",
+        "output_topic": "",
+        "histories": 0,
+        "notes": f"the cell did not finish: {error}",
+    }
 
 
 def matrix_frame(cells: list[CellResult]) -> pd.DataFrame:
@@ -123,3 +151,18 @@ def matrix_text(cells: list[CellResult]) -> str:
             cols.append(" | " + " ".join(f"{counts.get(a, '-'):>{width}}" for a in SHOWN))
         lines.append(f"{f:<24}" + "".join(cols))
     return "\n".join(lines)
+
+
+def ensure_fault_run(cluster: Cluster, root: str | Path | None = None, records: int | None = None) -> Path:
+    """The newest faults run under ``root`` (:func:`eoslab.runs.runs_dir`), the matrix run first if there
+    is none (notebook 05: a learner who ran ``eoslab bench faults`` sees that run)."""
+    from eoslab.demos.pipeline_faults import MIN_RECORDS
+
+    found = fault_run_folders(root)
+    if found:
+        return max(found, key=lambda f: (f / "faults.parquet").stat().st_mtime)
+    n = records or MIN_RECORDS
+    print(f"No fault matrix run under {runs_dir(root)}: running it now ({n} records per cell, "
+          f"about {estimate_s() / 60:.0f} min).")  # fmt: skip
+    folder, _ = run_faults(cluster, records=n, root=root)
+    return folder

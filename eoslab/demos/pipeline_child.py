@@ -50,6 +50,9 @@ TRANSACTION_TIMEOUT_MS = 20000
 (the LSO) until its restarted successor's init_transactions aborts it or this timeout does; 20 s
 is well above one batch's work."""
 
+DEBUG_ENV = "EOSLAB_PIPELINE_DEBUG"
+"""Set to librdkafka debug contexts (``eos,cgrp``) to have both clients log them on stderr."""
+
 STALL_MARGIN = 4.0
 """``--stall-at`` sleeps transaction.timeout.ms plus this: the coordinator's 1 s abort check, with room."""
 
@@ -75,18 +78,18 @@ class Processor:
         self.seq = 0  # sends so far: makes every output value unique
         self.failed = 0  # delivery reports with an error, in the current batch
         self.batch = 0
-        self.consumer = Consumer(
-            {
-                "bootstrap.servers": args.bootstrap,
-                "client.id": args.client_id,  # what the fault proxy's rules match
-                "group.id": args.group,
-                "enable.auto.commit": False,  # offsets go with the outputs (eos) or after them (alo), never on a timer
-                "isolation.level": "read_committed",  # never read an aborted or open transaction's input
-                "auto.offset.reset": "earliest",
-                "session.timeout.ms": SESSION_TIMEOUT_MS,
-                "heartbeat.interval.ms": 1000,
-            }
-        )
+        self.consumer_conf: dict[str, Any] = {
+            "bootstrap.servers": args.bootstrap,
+            "client.id": args.client_id,  # what the fault proxy's rules match
+            "group.id": args.group,
+            "enable.auto.commit": False,  # offsets go with the outputs (eos) or after them (alo), never on a timer
+            "isolation.level": "read_committed",  # never read an aborted or open transaction's input
+            "auto.offset.reset": "earliest",
+            "session.timeout.ms": SESSION_TIMEOUT_MS,
+            "heartbeat.interval.ms": 1000,
+        }
+        debug = os.environ.get(DEBUG_ENV)  # librdkafka's own log, on stderr (e.g. "eos,cgrp,broker")
+        self.consumer = Consumer({**self.consumer_conf, **({"debug": debug} if debug else {})})
         producer: dict[str, Any] = {
             "bootstrap.servers": args.bootstrap,
             "client.id": args.client_id,
@@ -100,6 +103,8 @@ class Processor:
             }
         else:
             producer |= {"enable.idempotence": True}
+        if debug:
+            producer["debug"] = debug
         self.producer = Producer(producer)
 
     # -- the pieces both modes share ------------------------------------------------------------

@@ -92,6 +92,15 @@ longer, so librdkafka's resend completes the commit inside the call."""
 ZOMBIE_WAKE = 15.0
 """A resumed zombie's next request meets the bumped epoch (EOS: _FENCED, exit 3) within a second or
 two; the twin has no fence and may go on: after this it is stopped."""
+STALL_S = 45.0
+"""No progress for this long means the processor is stuck: each of its blocking calls has a 30 s
+timeout (CLIENT_CALL), and the transaction timeout is 20 s. Seen on this cluster: librdkafka's
+send_offsets_to_transaction blocked past its timeout while the group coordinator failed over
+(librdkafka issue #5456)."""
+SUPERVISE = 3 * CATCH_UP
+"""The whole supervised catch-up: a restart (a session, 6 s), a stall (STALL_S), the work itself."""
+SUPERVISE_POLL_S = 0.5
+"""How often the supervisor asks the group for its lag (one consumer, a few requests)."""
 MAX_RESTARTS = 3
 """A processor that exits on a fatal error is restarted by the cell (as a supervisor would), at most
 this many times: more means something else is wrong."""
@@ -292,21 +301,37 @@ class _Cell:
         done = sum(isinstance(e, Committed) for e in read_history(p.history()).events) if p.history().exists() else 0
         self.note(f"{t.describe()} ({done} batch(es) committed before)")
 
-    def supervise(self, p: PipelineProcess, timeout: float = CATCH_UP) -> None:
-        """Until the group committed every input; a processor that exits (fatal, unknown error) is
-        restarted, as a supervisor would, and the cell says so."""
+    def supervise(self, p: PipelineProcess, timeout: float = SUPERVISE) -> None:
+        """Until the group committed every input, as a supervisor would: a processor that exits (fatal,
+        unknown error) is restarted; one that makes no progress for STALL_S (every blocking call it
+        makes has a 30 s timeout, so it is stuck) is killed and restarted. The cell says so."""
         deadline = time.monotonic() + timeout
-        restarts = 0
+        restarts, last_lag, since = 0, -1, time.monotonic()
         while True:
-            try:
-                p.wait_caught_up(timeout=max(1.0, deadline - time.monotonic()))
-                return
-            except PipelineError:
-                if p.running or restarts >= MAX_RESTARTS:
-                    raise
+            if not p.running:
+                if restarts >= MAX_RESTARTS:
+                    raise PipelineError(f"The processor {p.name!r} exited {restarts + 1} times; last: {last_line(p)}")
                 self.note(f"{p.name} exited {p.returncode} ({last_line(p)}); restarted")
                 restarts += 1
                 p.start()
+                last_lag, since = -1, time.monotonic()
+            lag = p.lag()
+            if lag == 0:
+                return
+            now = time.monotonic()
+            if lag != last_lag:
+                last_lag, since = lag, now
+            elif now - since > STALL_S and restarts < MAX_RESTARTS:
+                self.note(f"{p.name} made no progress for {STALL_S:g} s ({lag} inputs left): killed and restarted")
+                restarts += 1
+                p.kill().start()
+                last_lag, since = -1, time.monotonic()
+            if now > deadline:
+                raise PipelineError(
+                    f"The processor {p.name!r} did not commit every input of {p.input} in {timeout:g} s "
+                    f"({lag} left): {last_line(p)}"
+                )
+            time.sleep(SUPERVISE_POLL_S)
 
     def stop(self, p: PipelineProcess) -> None:
         rc = p.stop()
