@@ -27,6 +27,34 @@ def shared_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(os.environ[RUNS_ENV])
 
 
+# Module 05's notebook (and the fault matrix tests) read ONE fault matrix run of this session, written
+# into the same shared runs folder: the matrix costs minutes, once.
+_FAULTS_NOTEBOOKS = ("05_exactly_once_pipeline.ipynb",)
+_FAULT_RUN: list[Path] = []
+
+
+def shared_fault_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fault matrix run of this test session (measured on first use, at the smallest size, into the
+    shared runs folder, where notebook 05 finds it)."""
+    if not _FAULT_RUN:
+        from eoslab.bench.faults import run_faults
+        from eoslab.cluster import Cluster
+        from eoslab.demos.pipeline_faults import MIN_RECORDS
+        from eoslab.runs import RUNS_ENV
+
+        if RUNS_ENV not in os.environ:
+            os.environ[RUNS_ENV] = str(tmp_path_factory.mktemp("bench") / "runs")
+        folder, _ = run_faults(Cluster().up(), records=MIN_RECORDS, root=os.environ[RUNS_ENV], progress=False)
+        _FAULT_RUN.append(folder)
+    return _FAULT_RUN[0]
+
+
+@pytest.fixture(scope="session")
+def fault_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This session's fault matrix run folder (``runs/faults-<id>``), shared with notebook 05."""
+    return shared_fault_run(tmp_path_factory)
+
+
 @pytest.fixture(scope="session")
 def bench_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One quick-matrix run on the real cluster, in a temporary runs folder (also $EOSLAB_RUNS), shared
@@ -63,4 +91,6 @@ def pytest_runtest_setup(item):
 
         if item.path.name in _RUNS_NOTEBOOKS:
             shared_runs(item.config._tmp_path_factory)
+        if item.path.name in _FAULTS_NOTEBOOKS:
+            shared_fault_run(item.config._tmp_path_factory)
         eoslab.heal(eoslab.Cluster())  # the backend of $EOSLAB_BACKEND, as the notebooks use

@@ -243,6 +243,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         else:
             print(f"wall time {wall:.0f} s, measuring and report")
         return 0
+    if args.what == "faults":
+        return _bench_faults(args)
     if args.what == "wire":
         from eoslab.bench.wire import bench_wire
 
@@ -255,6 +257,41 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return bench_analyse(args.runs_dir, synthetic=args.synthetic)
     print(f"unknown benchmark {args.what!r}: try `eoslab bench cluster`", file=sys.stderr)
     return 2
+
+
+def _bench_faults(args: argparse.Namespace) -> int:
+    from eoslab.bench.faults import DEFAULT_RECORDS, estimate_s, matrix_text, run_faults
+    from eoslab.demos import FAULTS, KINDS
+
+    faults = tuple(args.faults.split(",")) if args.faults else FAULTS
+    kinds = tuple(args.kinds.split(",")) if args.kinds else KINDS
+    for name, given, known in (("--faults", faults, FAULTS), ("--kinds", kinds, KINDS)):
+        unknown = [x for x in given if x not in known]
+        if unknown:
+            print(f"{name}: unknown {', '.join(unknown)}; use some of {','.join(known)}", file=sys.stderr)
+            return 2
+    cluster = _cluster(args)
+    cluster.require_running()
+    records = args.records or DEFAULT_RECORDS
+    print(
+        f"fault matrix: {len(faults)} faults × {len(kinds)} processors, {records} records per cell; "
+        f"about {estimate_s(faults, kinds) / 60:.1f} min on a quiet 2-core laptop"
+    )
+    t0 = time.monotonic()
+    folder, cells = run_faults(cluster, records=records, faults=faults, kinds=kinds, root=args.runs_dir)
+    print(matrix_text(cells))
+    bad = [c for c in cells if c.kind == "eos" and not c.verdict.valid()]
+    for c in bad:
+        print(f"EOS under {c.fault}: {c.verdict.found} ({c.notes})")
+    unfinished = len(faults) * len(kinds) - len(cells)
+    if unfinished:
+        import pandas as pd
+
+        rows = pd.read_parquet(folder / "faults.parquet")
+        for r in rows[rows.notes.str.startswith("the cell did not finish")].itertuples():
+            print(f"{r.fault} × {r.kind}: {r.notes}")
+    print(f"written to {folder}; wall time {time.monotonic() - t0:.0f} s (load now {os.getloadavg()[0]:.1f})")
+    return 1 if bad or unfinished else 0
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -409,9 +446,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="build: rebuild from scratch (no cache)")
     s.set_defaults(func=cmd_image)
     s = sub.add_parser("bench", help="benchmarks that print figures")
-    s.add_argument("what", choices=["cluster", "proxy", "producers", "wire", "analyse"])
+    s.add_argument("what", choices=["cluster", "proxy", "producers", "faults", "wire", "analyse"])
     s.add_argument("--matrix", choices=["default", "quick"], default="default", help="producers: which workloads")
-    s.add_argument("--runs-dir", default=None, help="producers/analyse: default $EOSLAB_RUNS or runs/")
+    s.add_argument("--runs-dir", default=None, help="producers/faults/analyse: default $EOSLAB_RUNS or runs/")
     s.add_argument(
         "--synthetic",
         type=int,
@@ -430,6 +467,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--java", choices=PEERS, default=None, help="producers: which modes Kafka's producer-perf-test measures"
     )
     s.add_argument("--java-seconds", type=float, default=None, help="producers: the Java tool's measured stretch")
+    s.add_argument("--records", type=int, default=None, help="faults: input records per cell (default 200)")
+    s.add_argument("--faults", default=None, help="faults: which faults, comma-separated (default all six)")
+    s.add_argument("--kinds", default=None, help="faults: which processors, comma-separated (default eos,alo)")
     s.add_argument("--modes", default=None, help=f"wire: modes, comma-separated (default {','.join(EOS_PEERS)})")
     s.add_argument("--fresh", action="store_true", help="cluster: also time a start from empty storage (deletes data)")
     s.add_argument("--starts", type=int, default=1, help="cluster: cold starts to time, one after another")

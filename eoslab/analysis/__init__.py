@@ -5,10 +5,12 @@ each mode's throughput and overhead as a median over rounds with a bootstrap int
 computed in Spark (``throughput``, ``overhead``, ``bootstrap_median``), the smallest effect a run can
 resolve, the Java peer beside the harness; latency percentiles with Spark's ``percentile_approx``;
 read_committed latency against the commit interval; the spread across a class; the duplicate /
-aborted-record audit; published figures to compare with; the takeaways a run supports; plots.
+aborted-record audit; module 05's fault matrix (its faults tables, its output topics audited through
+Spark's Kafka source); published figures to compare with; the takeaways a run supports; plots.
 """
 
 from eoslab.analysis._audit import audit_frames, audit_topic, read_topic
+from eoslab.analysis._faults import audit_outputs, fault_matrix, load_faults, plot_fault_matrix
 from eoslab.analysis._load import NoRunsError, Runs, load_runs, run_index
 from eoslab.analysis._metrics import e2e_by_commit_interval, latency_percentiles, overhead_spread
 from eoslab.analysis._plots import plot_e2e_vs_commit, plot_latency, plot_overhead, plot_throughput
@@ -36,21 +38,25 @@ __all__ = [
     "Runs",
     "analyse_all",
     "audit_frames",
+    "audit_outputs",
     "audit_topic",
     "bench_analyse",
     "bootstrap_median",
     "compare",
     "e2e_by_commit_interval",
+    "fault_matrix",
     "generate_class",
     "generate_run",
     "kit_vs_java",
     "latency_percentiles",
+    "load_faults",
     "load_runs",
     "overhead",
     "overhead_by_round",
     "overhead_spread",
     "overhead_verdict",
     "plot_e2e_vs_commit",
+    "plot_fault_matrix",
     "plot_latency",
     "plot_overhead",
     "plot_throughput",

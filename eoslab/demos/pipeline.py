@@ -60,6 +60,8 @@ class PipelineProcess:
     incarnation ``k`` writes ``history_dir / f"{name}-{k}.jsonl"`` and calls itself
     ``f"{name}-{k}-{pid}"`` in it. ``die_at`` (``"after-produce:3"``: SIGKILL there) and ``stall_at``
     (the same points: sleep past the transaction timeout there) apply to the NEXT start only.
+    ``proxied``: its clients reach the brokers through the fault proxy, as ``client.id`` =
+    :attr:`client_id`, so a proxy rule can hit this processor's requests and no one else's.
     ``loop`` (``"path/to/file.py:function"`` or ``"module:function"``, eos only) runs that function
     as the processor's loop instead of the built-in batches (:mod:`eoslab.demos.pipeline_loop`).
     """
@@ -76,6 +78,7 @@ class PipelineProcess:
         group: str | None = None,
         transactional_id: str | None = None,
         transaction_timeout_ms: int | None = None,
+        proxied: bool = False,
         loop: str | None = None,
     ) -> None:
         if mode not in MODES:
@@ -88,6 +91,7 @@ class PipelineProcess:
         self.transactional_id = transactional_id or f"pipeline-{self.name}"
         self.history_dir = Path(history_dir)
         self.transaction_timeout_ms = transaction_timeout_ms
+        self.proxied = proxied
         self.loop = loop
         self.incarnation = 0
         self.proc: subprocess.Popen[bytes] | None = None
@@ -97,6 +101,11 @@ class PipelineProcess:
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
+
+    @property
+    def client_id(self) -> str:
+        """The ``client.id`` of every incarnation's consumer and producer (what proxy rules match)."""
+        return f"pipeline-{self.name}"
 
     def _pid_file(self, pid: int) -> Path:
         return clients_dir() / f"pipeline-{self.name}-{pid}.pid"
@@ -121,7 +130,8 @@ class PipelineProcess:
         self.history_dir.mkdir(parents=True, exist_ok=True)
         cmd = [
             sys.executable, "-m", CHILD_MODULE, "--mode", self.mode,
-            "--bootstrap", self.cluster.bootstrap_servers(), "--input", self.input, "--output", self.output,
+            "--bootstrap", self.cluster.bootstrap_servers(proxied=self.proxied), "--client-id", self.client_id,
+            "--input", self.input, "--output", self.output,
             "--group", self.group, "--history", str(self.history()), "--process", f"{self.name}-{self.incarnation}",
         ]  # fmt: skip
         if self.mode == "eos":

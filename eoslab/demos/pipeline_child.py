@@ -52,6 +52,9 @@ TRANSACTION_TIMEOUT_MS = 20000
 (the LSO) until its restarted successor's init_transactions aborts it or this timeout does; 20 s
 is well above one batch's work."""
 
+DEBUG_ENV = "EOSLAB_PIPELINE_DEBUG"
+"""Set to librdkafka debug contexts (``eos,cgrp``) to have both clients log them on stderr."""
+
 STALL_MARGIN = 4.0
 """``--stall-at`` sleeps transaction.timeout.ms plus this: the coordinator's 1 s abort check, with room."""
 
@@ -78,18 +81,24 @@ class Processor:
         self.seq = 0  # sends so far: makes every output value unique
         self.failed = 0  # delivery reports with an error, in the current batch
         self.batch = 0
-        self.consumer = Consumer(
-            {
-                "bootstrap.servers": args.bootstrap,
-                "group.id": args.group,
-                "enable.auto.commit": False,  # offsets go with the outputs (eos) or after them (alo), never on a timer
-                "isolation.level": "read_committed",  # never read an aborted or open transaction's input
-                "auto.offset.reset": "earliest",
-                "session.timeout.ms": SESSION_TIMEOUT_MS,
-                "heartbeat.interval.ms": 1000,
-            }
-        )
-        self.producer_config: dict[str, Any] = {"bootstrap.servers": args.bootstrap, "acks": "all", "linger.ms": 5}
+        self.consumer_conf: dict[str, Any] = {
+            "bootstrap.servers": args.bootstrap,
+            "client.id": args.client_id,  # what the fault proxy's rules match
+            "group.id": args.group,
+            "enable.auto.commit": False,  # offsets go with the outputs (eos) or after them (alo), never on a timer
+            "isolation.level": "read_committed",  # never read an aborted or open transaction's input
+            "auto.offset.reset": "earliest",
+            "session.timeout.ms": SESSION_TIMEOUT_MS,
+            "heartbeat.interval.ms": 1000,
+        }
+        debug = os.environ.get(DEBUG_ENV)  # librdkafka's own log, on stderr (e.g. "eos,cgrp,broker")
+        self.consumer = Consumer({**self.consumer_conf, **({"debug": debug} if debug else {})})
+        self.producer_config: dict[str, Any] = {
+            "bootstrap.servers": args.bootstrap,
+            "client.id": args.client_id,
+            "acks": "all",
+            "linger.ms": 5,
+        }
         if args.mode == "eos":
             self.producer_config |= {
                 "transactional.id": args.transactional_id,
@@ -97,6 +106,8 @@ class Processor:
             }
         else:
             self.producer_config |= {"enable.idempotence": True}
+        if debug:
+            self.producer_config["debug"] = debug
         self.producer = Producer(self.producer_config)
         self.loop = load_loop(args.loop) if args.loop else None
 
@@ -264,6 +275,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m eoslab.demos.pipeline_child", description=__doc__.split("\n")[0])
     ap.add_argument("--mode", choices=("eos", "alo"), required=True)
     ap.add_argument("--bootstrap", required=True)
+    ap.add_argument("--client-id", default="rdkafka", help="client.id of both clients (librdkafka's default)")
     ap.add_argument("--input", required=True)
     ap.add_argument("--output", required=True)
     ap.add_argument("--group", required=True)

@@ -98,6 +98,17 @@ def parse_output(value: str) -> Output:
         ) from None
 
 
+def origin_of(value: str | None) -> Position | None:
+    """The input record an output value was made from (``None`` for a value that is not the pipeline's):
+    the checker's ``origin=``, for outputs whose writer was killed before it heard they were written."""
+    if value is None:
+        return None
+    try:
+        return parse_output(value).source
+    except PipelineError:
+        return None
+
+
 MODES = ("eos", "alo")
 """``eos``: outputs and input offsets in one transaction; ``alo``: at-least-once, offsets committed
 after the outputs are acknowledged."""

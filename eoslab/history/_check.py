@@ -9,14 +9,16 @@ cut down to a consume-transform-produce pipeline:
   killed in between) it is unknown, and like Jepsen's ``must-have-committed?`` it counts as committed
   once read_committed returned one of its records;
 - an output's *origin* is the input record it was made from (``Sent.source``): exactly once means one
-  visible output per origin.
+  visible output per origin. A record no history names a writer for (its writer was killed before
+  the delivery report came back) has its origin read from its value, when the caller says how
+  (``check(..., origin=...)``: the pipeline's values name their input); otherwise the value stands alone.
 """
 
 from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from eoslab.history._anomalies import ANOMALIES
@@ -56,8 +58,15 @@ def _txn_name(s: Sent | Committed | Aborted) -> str:
 class _Pipeline:
     """Indexes over the histories and reads that every detector shares."""
 
-    def __init__(self, events: list[Event], committed: FinalRead, uncommitted: FinalRead | None) -> None:
+    def __init__(
+        self,
+        events: list[Event],
+        committed: FinalRead,
+        uncommitted: FinalRead | None,
+        origin: Callable[[str | None], Position | None] | None = None,
+    ) -> None:
         self.events = events
+        self.origin_of = origin
         self.rc, self.ru = committed, uncommitted
         self.outcome: dict[TxnKey, Committed | Aborted] = {}
         self.sends = [e for e in events if isinstance(e, Sent)]
@@ -103,6 +112,8 @@ class _Pipeline:
         for w in self.writers(at, value):
             if w.source is not None:
                 return ("input", w.source)
+        if self.origin_of is not None and (source := self.origin_of(value)) is not None:
+            return ("input", source)
         return ("value", value)
 
 
@@ -229,11 +240,14 @@ def check(
     reads: Iterable[FinalRead],
     *,
     inputs: FinalRead | None = None,
+    origin: Callable[[str | None], Position | None] | None = None,
 ) -> Verdict:
     """Check the processors' ``histories`` against the final ``reads`` of their output topic (one
     ``read_committed`` read, and a ``read_uncommitted`` one when given). With ``inputs`` (the input
     topic read with ``read_committed`` after the processors stopped) also check that every input
-    has an output (``missing_output``); without it that anomaly is not checked, not zero.
+    has an output (``missing_output``); without it that anomaly is not checked, not zero. ``origin``
+    reads the input a value was made from, for records whose writer no history names (a process
+    killed before its delivery report): without it such a record is a duplicate of nothing.
     """
     by_level = {r.isolation: r for r in reads}
     if "read_committed" not in by_level:
@@ -246,7 +260,7 @@ def check(
             f"The two final reads are of different topics ({rc.topic}, {ru.topic}): read one output."
         )
     events = [e for h in histories for e in _events_of(h)]
-    p = _Pipeline(events, rc, ru)
+    p = _Pipeline(events, rc, ru, origin)
     found = _Found()
     _lost_and_unseen(p, found)
     _duplicates(p, found)

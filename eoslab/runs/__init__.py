@@ -9,6 +9,8 @@ collected and analysed elsewhere::
     runs/<run_id>/samples.parquet   one row per record of the fixed-load phase × kind
                                     (ack, e2e_read_committed, e2e_read_uncommitted)
     runs/<run_id>/env.parquet       the machine, the versions, the backend, the load when it started
+    runs/faults-<run_id>/faults.parquet   the fault matrix (module 05): one row per fault x processor,
+                                    with the checker's anomaly counts (:data:`FAULT_COLUMNS`)
 
 The columns every reader may rely on are :data:`COLUMNS`, in format :data:`FORMAT` (older runs are
 refused with one sentence: :class:`RunsFormatError`); an instructor's class folder nests
@@ -16,6 +18,7 @@ runs one level deeper (``class/<learner>/<run_id>/``), and :func:`run_folders` f
 """
 
 from eoslab.runs._env import describe_machine, fingerprint
+from eoslab.runs._faults import FAULT_COLUMNS, FAULTS_TABLE, fault_run_folders, read_faults, write_faults_run
 from eoslab.runs._folders import RUNS_ENV, new_run_id, run_folders, runs_dir
 from eoslab.runs._schema import COLUMNS, FORMAT, NOT_IN_ROUNDS, TABLES, RunsFormatError, require_format, run_format
 from eoslab.runs._tables import read_table, write_run
@@ -36,6 +39,8 @@ __all__ = [
     "BASELINE",
     "COLUMNS",
     "EOS_PEERS",
+    "FAULTS_TABLE",
+    "FAULT_COLUMNS",
     "FORMAT",
     "MATRICES",
     "MIN_COMMITS",
@@ -49,13 +54,16 @@ __all__ = [
     "Workload",
     "WorkloadError",
     "describe_machine",
+    "fault_run_folders",
     "fingerprint",
     "matrix",
     "new_run_id",
+    "read_faults",
     "read_table",
     "require_format",
     "run_folders",
     "run_format",
     "runs_dir",
+    "write_faults_run",
     "write_run",
 ]

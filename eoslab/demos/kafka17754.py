@@ -1,0 +1,229 @@
+"""KAFKA-17754 on the learner's cluster: a request of transaction N that arrives during transaction N+1.
+
+Jepsen's Bufstream analysis (2024, https://jepsen.io/analyses/bufstream-0.1.0) found that Kafka's
+original transaction protocol lets a request delayed in the network land in a LATER transaction of the
+same producer: nothing in EndTxn or Produce (before KIP-890) says which transaction it belongs to, only
+the producer id and epoch, which stay the same from one transaction to the next. KIP-890's
+transaction version 2 (TV2) bumps the epoch at every EndTxn, so a late copy carries a stale epoch.
+
+Each experiment runs module 05's EOS processor (librdkafka: the original protocol, EndTxn v1) through
+the fault proxy, makes one request "late", and lets the history checker judge the output:
+
+- :func:`delayed_endtxn`: transaction N's EndTxn(commit) is lost on its way (the proxy drops it: the
+  coordinator never sees it); librdkafka resends it after ``socket.timeout.ms`` and N commits. Then,
+  while N+1 is open (its first Produce held back the same way), the "late" copy of N's EndTxn is
+  delivered: the same transactional id, producer id, epoch and ``Committed=true``.
+- :func:`delayed_produce`: a Produce of transaction N is lost on its way; librdkafka resends it after
+  ``socket.timeout.ms``; while N+1 is open, the proxy replays the lost copy byte for byte.
+
+A late copy here is the lost request sent again later: the coordinator or the leader cannot tell the
+two apart (they match on producer id, epoch and, for Produce, sequence numbers; the connection does
+not count). What the broker answered the late copy, what the processor then did, and the checker's
+verdict are the experiment's results: the cluster decides, not the expectation.
+
+Timeouts: ``transaction.timeout.ms`` = 10 s, so librdkafka's ``socket.timeout.ms`` = 9.9 s (derived
+in transactional mode) is how long a lost request waits before its resend; CATCH_UP of the processor.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from eoslab._wait import wait_until
+from eoslab.demos.pipeline import PipelineProcess
+from eoslab.demos.pipeline_faults import layout, write_inputs
+from eoslab.demos.pipeline_parts import origin_of
+from eoslab.faults import Fault, Proxy
+from eoslab.history import Committed, Verdict, check, read_both, read_final, read_history
+
+if TYPE_CHECKING:
+    from eoslab.cluster import Cluster
+
+TXN_TIMEOUT_MS = 10_000
+"""transaction.timeout.ms of the experiment's processor: socket.timeout.ms = 9.9 s, the resend delay."""
+STEP_WAIT = 60.0
+"""One step of the experiment (the processor reaching its N-th request, a resend after 9.9 s, a commit):
+seconds; 60 s leaves room on a busy laptop."""
+RECORDS = 200
+"""Ten batches: the late request comes in the 2nd-4th transaction, the rest runs after it."""
+MAX_RESTARTS = 3
+"""The processor may stop on a fatal error the late request caused; it is restarted (as a supervisor would)."""
+
+
+@dataclass
+class Experiment:
+    """One run of a KAFKA-17754 variant: the late request, the broker's answer to it, and the verdict."""
+
+    variant: str
+    client: str
+    late_request: dict[str, Any] = field(default_factory=dict)
+    late_answer: dict[str, Any] = field(default_factory=dict)
+    verdict: Verdict | None = None
+    histories: tuple[Path, ...] = ()
+    notes: list[str] = field(default_factory=list)
+    exits: list[int | None] = field(default_factory=list)
+    trace: list[dict[str, Any]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """One row: what the late copy got, what the processor did, what the checker found."""
+        return {
+            "variant": self.variant,
+            "client": self.client,
+            "late answer": self.late_answer.get("error") or "NONE",
+            "processor exits": ", ".join(str(e) for e in self.exits) or "-",
+            **({} if self.verdict is None else {k: v for k, v in self.verdict.counts.items()}),
+            "valid": None if self.verdict is None else self.verdict.valid(),
+        }
+
+
+def _error(resp: dict[str, Any] | None) -> str | None:
+    if not resp:
+        return None
+    return (
+        resp.get("error") or resp.get("error_name") or (None if not resp.get("error_code") else str(resp["error_code"]))
+    )
+
+
+def _setup(cluster: Cluster, variant: str, records: int, run_dir: Path | None) -> tuple[PipelineProcess, str, str]:
+    name = f"k17754-{variant}-{uuid.uuid4().hex[:6]}".replace("_", "-")
+    plan = layout(cluster, "drop_endtxn_response", name)  # the course's layout, no victim
+    src, out = f"exp-{name}-in", f"exp-{name}-out"
+    cluster.admin.create_topic(src, replica_assignment=plan.inputs)
+    cluster.admin.create_topic(out, replica_assignment=plan.outputs)
+    write_inputs(cluster, src, records, len(plan.inputs))
+    folder = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix=f"eoslab-{name}-"))
+    p = PipelineProcess(
+        cluster,
+        "eos",
+        input=src,
+        output=out,
+        history_dir=folder,
+        name=name,
+        group=plan.group,
+        transactional_id=plan.transactional_id,
+        transaction_timeout_ms=TXN_TIMEOUT_MS,
+        proxied=True,
+    )
+    return p, src, out
+
+
+def _wait_fired(p: PipelineProcess, f: Fault, what: str) -> None:
+    def fired() -> bool:
+        if not p.running:
+            raise RuntimeError(f"{p.name} exited ({p.returncode}) before {what}: {p.stderr().strip()}")
+        return f.fired >= 1
+
+    wait_until(fired, timeout=STEP_WAIT, what=what, interval=0.05, fatal=(RuntimeError,), progress=False)
+
+
+def _commits(p: PipelineProcess) -> int:
+    path = p.history()
+    return sum(isinstance(e, Committed) for e in read_history(path).events) if path.exists() else 0
+
+
+def _finish(cluster: Cluster, exp: Experiment, p: PipelineProcess, proxy: Proxy, src: str, out: str) -> Experiment:
+    """Let the processor finish (restarted if the late request made it stop), stop it, judge the output."""
+    deadline = time.monotonic() + 3 * STEP_WAIT
+    restarts = 0
+    while True:
+        try:
+            p.wait_caught_up(timeout=max(1.0, deadline - time.monotonic()))
+            break
+        except Exception:
+            if p.running or restarts >= MAX_RESTARTS:
+                raise
+            exp.exits.append(p.returncode)
+            last = (p.stderr().strip().splitlines() or ["no message"])[-1]
+            exp.notes.append(f"the processor exited {p.returncode}: {last}; restarted")
+            restarts += 1
+            p.start()
+    exp.exits.append(p.stop())
+    exp.trace = list(proxy.trace(client_id=p.client_id))
+    exp.histories = tuple(p.histories())
+    exp.verdict = check(
+        exp.histories, read_both(cluster, out), inputs=read_final(cluster, src, "read_committed"), origin=origin_of
+    )
+    return exp
+
+
+def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | None = None) -> Experiment:
+    """Transaction N's EndTxn(commit) delivered again while N+1 is open (librdkafka, original protocol)."""
+    proxy = Proxy.connect(cluster)
+    p, src, out = _setup(cluster, "endtxn", records, run_dir)
+    exp = Experiment("delayed EndTxn", "librdkafka (original protocol)")
+    lost = proxy.drop_request(api="EndTxn", client_id=p.client_id, nth=2, times=1).inject()
+    try:
+        p.start()
+        _wait_fired(p, lost, "the processor's 2nd EndTxn")
+        row = next(r for r in reversed(proxy.trace(client_id=p.client_id, api="EndTxn")) if "dropped" in r["fate"])
+        exp.late_request = {"broker": row["broker"], "version": row["version"], **row["request"]}
+        n = _commits(p) + 1
+        exp.notes.append(f"EndTxn(commit) of transaction {n} lost on its way to broker {row['broker']}")
+        # librdkafka resends it after socket.timeout.ms (9.9 s); transaction n commits
+        wait_until(lambda: _commits(p) >= n, timeout=STEP_WAIT, what=f"transaction {n} to commit", progress=False)
+        exp.notes.append(f"librdkafka resent it; transaction {n} committed")
+        # hold transaction n+1 open: its first Produce is lost too (resent after 9.9 s)
+        hold = proxy.drop_request(api="Produce", client_id=p.client_id, times=1).inject()
+        _wait_fired(p, hold, f"the first Produce of transaction {n + 1}")
+        body = {
+            "TransactionalId": row["request"]["transactional_id"],
+            "ProducerId": row["request"]["producer_id"],
+            "ProducerEpoch": row["request"]["producer_epoch"],
+            "Committed": True,
+        }
+        answer = proxy.request(row["broker"], "EndTxn", body, version=row["version"], client_id=p.client_id)
+        code = int(answer.get("ErrorCode", 0))
+        exp.late_answer = {"error_code": code, "error": _error_name(code)}
+        exp.notes.append(
+            f"the late copy of transaction {n}'s EndTxn (epoch {body['ProducerEpoch']}) delivered during "
+            f"transaction {n + 1}: {exp.late_answer['error']}"
+        )
+    finally:
+        proxy.clear_rules(client_id=p.client_id)
+    try:
+        return _finish(cluster, exp, p, proxy, src, out)
+    finally:
+        p.kill()
+
+
+def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | None = None) -> Experiment:
+    """A Produce of transaction N replayed byte for byte while N+1 is open (librdkafka, original protocol)."""
+    proxy = Proxy.connect(cluster)
+    p, src, out = _setup(cluster, "produce", records, run_dir)
+    exp = Experiment("delayed Produce", "librdkafka (original protocol)")
+    lost = proxy.drop_request(api="Produce", client_id=p.client_id, nth=3, times=1).inject()
+    try:
+        p.start()
+        _wait_fired(p, lost, "the processor's 3rd Produce")
+        row = next(r for r in reversed(proxy.trace(client_id=p.client_id, api="Produce")) if "dropped" in r["fate"])
+        n = _commits(p) + 1
+        exp.late_request = {"row": row["id"], "broker": row["broker"], **(row["request"]["items"] or [{}])[0]}
+        exp.notes.append(f"a Produce of transaction {n} lost on its way (resent by librdkafka after 9.9 s)")
+        wait_until(lambda: _commits(p) >= n, timeout=STEP_WAIT, what=f"transaction {n} to commit", progress=False)
+        hold = proxy.delay_response(5.0, api="Produce", client_id=p.client_id, times=1).inject()
+        _wait_fired(p, hold, f"a Produce of transaction {n + 1}")
+        answer = proxy.replay(row["id"])
+        exp.late_answer = {"error": _error(answer.get("response")) or "NONE", "response": answer.get("response")}
+        exp.notes.append(f"the lost copy replayed during transaction {n + 1}: {exp.late_answer['error']}")
+    finally:
+        proxy.clear_rules(client_id=p.client_id)
+    try:
+        return _finish(cluster, exp, p, proxy, src, out)
+    finally:
+        p.kill()
+
+
+def _error_name(code: int) -> str:
+    if code == 0:
+        return "NONE"
+    from confluent_kafka import KafkaError
+
+    try:
+        return str(KafkaError(code).name())
+    except Exception:  # noqa: BLE001 - an unknown code is shown as its number
+        return str(code)

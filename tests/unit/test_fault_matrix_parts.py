@@ -1,0 +1,95 @@
+"""The fault matrix's pure pieces, without a cluster: every cell has a trigger, ids land on the wanted
+coordinator, the faults table is written and read back (and refused without its columns), the printed
+matrix shows every cell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eoslab.bench.faults import SHOWN, matrix_frame, matrix_text
+from eoslab.demos import FAULTS, KINDS, CellResult
+from eoslab.demos.pipeline_faults import TRIGGERS, VICTIM, key_led_by
+from eoslab.demos.pipeline_parts import PipelineError
+from eoslab.history import ANOMALIES, Cases, Verdict
+from eoslab.inspect import coordinator_partition
+from eoslab.runs import FAULT_COLUMNS, RunsFormatError, fault_run_folders, read_faults, run_folders, write_faults_run
+
+ENV = {
+    c: 0
+    for c in (
+        "run_id format learner started_at matrix rounds seconds cpu cores memory_gib os python kafka_version "
+        "client client_version librdkafka_version java backend load1_at_start"
+    ).split()
+}
+
+
+def verdict(**counts: int) -> Verdict:
+    return Verdict({n: Cases(ANOMALIES[n], counts.get(n, 0)) for n in ANOMALIES}, {"read_committed": 1})
+
+
+def cell(fault: str, kind: str, **counts: int) -> CellResult:
+    return CellResult(fault, kind, 80, 1.5, verdict(**counts), (Path("h.jsonl"),), "notes", "in", "out")
+
+
+def test_every_cell_of_the_matrix_has_a_trigger():
+    assert set(TRIGGERS) == {(f, k) for f in FAULTS for k in KINDS}
+    for (fault, _), t in TRIGGERS.items():
+        assert t.action in ("delay_response", "drop_response") and t.nth >= 2
+        assert not t.at_victim or fault in VICTIM  # only a node fault has a victim broker
+
+
+def test_an_id_is_chosen_whose_coordinator_is_the_wanted_broker():
+    leaders = {p: 1 + p % 3 for p in range(50)}
+    for wanted in ({1}, {3}, {2, 3}):
+        key = key_led_by(leaders, 50, "pipeline-x", wanted)
+        assert leaders[coordinator_partition(key, 50)] in wanted
+    with pytest.raises(PipelineError, match="heal"):
+        key_led_by(leaders, 50, "pipeline-x", {7})
+
+
+def test_a_cell_row_has_the_faults_table_columns():
+    row = {"run_id": "r", **cell("zombie", "alo", duplicate=3).row()}
+    assert set(FAULT_COLUMNS) <= set(row)
+    assert row["duplicate"] == 3 and row["valid"] is False
+
+
+def test_the_faults_table_is_written_beside_the_runs_and_read_back(tmp_path):
+    rows = [{"run_id": "r1", **cell(f, k).row()} for f in FAULTS for k in KINDS]
+    write_faults_run(tmp_path / "faults-r1", rows, {**ENV, "run_id": "r1"})
+    df = read_faults(tmp_path)
+    assert len(df) == 12 and set(df.run) == {"faults-r1"}
+    assert fault_run_folders(tmp_path) == [tmp_path / "faults-r1"]
+    assert run_folders(tmp_path) == []  # module 06's readers pass a faults run by
+
+
+def test_a_faults_table_without_its_columns_is_refused(tmp_path):
+    row = cell("zombie", "eos").row()
+    del row["duplicate"]
+    with pytest.raises(RunsFormatError, match="duplicate"):
+        write_faults_run(tmp_path / "x", [{"run_id": "r", **row}], ENV)
+
+
+def test_the_printed_matrix_shows_every_cell_and_count():
+    cells = [cell(f, k, duplicate=7 if (f, k) == ("zombie", "alo") else 0) for f in FAULTS for k in KINDS]
+    text = matrix_text(cells)
+    assert all(f in text for f in FAULTS) and "eos" in text and "alo" in text
+    zombie = next(line for line in text.splitlines() if line.startswith("zombie"))
+    assert zombie.split("|")[2].split()[SHOWN.index("duplicate")] == "7"
+    frame = matrix_frame(cells)
+    assert len(frame) == 12 and frame.loc[frame.kind == "alo", "duplicate"].sum() == 7
+
+
+def test_a_duplicate_whose_first_writer_was_killed_is_found_by_its_origin():
+    """The first copy's writer died before its delivery report (no Sent in any history): the output
+    value still names its input, and ``origin=`` lets the checker see the second copy as a duplicate."""
+    from eoslab.demos.pipeline_parts import origin_of, output_value
+    from eoslab.history import FinalRead, Position, ReadRecord, check
+
+    src = Position("in", 0, 7)
+    first, second = output_value(src, "p-1-11", 1, "v7"), output_value(src, "p-2-12", 1, "v7")
+    rc = FinalRead("out", "read_committed", (ReadRecord(0, 0, first), ReadRecord(0, 1, second)), {0: 2})
+    assert check([[]], [rc]).count("duplicate") == 0  # blind without it
+    assert check([[]], [rc], origin=origin_of).count("duplicate") == 1
+    assert origin_of("not a pipeline value") is None and origin_of(None) is None
