@@ -65,9 +65,13 @@ def commit_timeout(cluster: Cluster, loop: str, folder: Path) -> cells.Outcome:
     from eoslab.demos import run_cell
 
     try:
-        res = run_cell(cluster, "drop_endtxn_response", records=random.randint(60, 100), run_dir=folder, loop=loop)
+        res = run_cell(cluster, "drop_endtxn_response", records=random.randint(80, 110), run_dir=folder, loop=loop)
     except PipelineError as e:
         raise cells.CellFailed(str(e)) from None
+    # the cell restarts a processor that exits, as a supervisor would; a right loop never exits here
+    exits = [n.strip() for n in res.notes.split(";") if " exited " in n and "on SIGTERM" not in n]
+    if exits:
+        raise cells.CellFailed(f"your processor stopped when EndTxn's answer was lost: {exits[0]}")
     hist = [Path(h) for h in res.histories]
     plain = sum(
         1 for h in hist for e in cells.read_history(h).events if isinstance(e, cells.Committed) and e.txn is None
