@@ -10,6 +10,10 @@ with ``consumer_group_metadata()`` fetched right before the call: with KIP-848 g
 epoch gets ILLEGAL_GENERATION). ``--mode alo``: the same transform, an idempotent producer, the
 offsets committed (synchronously) after every output of the batch is acknowledged.
 
+``--loop FILE.py:FUNCTION`` (eos): the function, a learner's ``run(pipe)``, drives the transactions
+instead of :meth:`Processor.eos_batch`; the :class:`eoslab.demos.pipeline_loop.Pipe` it gets records
+the history, so what the checker reads is what the loop really did.
+
 SIGTERM ends it cleanly after the current batch (exit 0). A fatal or fenced producer exits 3, an
 error it does not know exits 4, each with one line on stderr.
 """

@@ -35,14 +35,29 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import CodeType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from confluent_kafka import KafkaException, Message, Producer, TopicPartition
 
 from eoslab.demos.pipeline_parts import FENCED, PipelineError
+from eoslab.history import HistoryWriter
 
-if TYPE_CHECKING:
-    from eoslab.demos.pipeline_child import Processor
+
+class Processor(Protocol):
+    """What a :class:`Pipe` needs of the process running it (``pipeline_child.Processor``)."""
+
+    args: Any
+    consumer: Any
+    producer: Producer
+    h: HistoryWriter
+    stopping: bool
+    batch: int
+
+    def poll_batch(self) -> list[Message]: ...
+    def produce_batch(self, msgs: list[Message], txn: int | None) -> list[TopicPartition]: ...
+    def die_if(self, point: str) -> None: ...
+    def rewind(self) -> None: ...
+
 
 LOOP_HEADER = (
     "import time\n\nfrom confluent_kafka import KafkaError, KafkaException, TopicPartition\n",

@@ -21,6 +21,7 @@ from eoslab.demos.pipeline_loop import write_loop
 from eoslab.demos.pipeline_parts import PipelineError
 from eoslab.grading import _lab05 as cells
 from eoslab.grading._checks import Verdict, guarded, verdict
+from eoslab.grading._lab05 import CellFailed
 
 EXPECTED = "every input's output read once under read_committed, none lost, no aborted read, no anomaly"
 
@@ -67,11 +68,11 @@ def commit_timeout(cluster: Cluster, loop: str, folder: Path) -> cells.Outcome:
     try:
         res = run_cell(cluster, "drop_endtxn_response", records=random.randint(80, 110), run_dir=folder, loop=loop)
     except PipelineError as e:
-        raise cells.CellFailed(str(e)) from None
+        raise CellFailed(str(e)) from None
     # the cell restarts a processor that exits, as a supervisor would; a right loop never exits here
     exits = [n.strip() for n in res.notes.split(";") if " exited " in n and "on SIGTERM" not in n]
     if exits:
-        raise cells.CellFailed(f"your processor stopped when EndTxn's answer was lost: {exits[0]}")
+        raise CellFailed(f"your processor stopped when EndTxn's answer was lost: {exits[0]}")
     hist = [Path(h) for h in res.histories]
     plain = sum(
         1 for h in hist for e in cells.read_history(h).events if isinstance(e, cells.Committed) and e.txn is None
@@ -142,7 +143,7 @@ def _check(task: str, cluster: Cluster, run: Callable[[Any], Any], points: float
         for name, scenario in TASKS[task]:
             try:
                 out = scenario(cluster, loop, folder)
-            except cells.CellFailed as e:
+            except CellFailed as e:
                 return verdict(
                     task, False, ok="", saw=f"in the {name} cell, {e}", expected=EXPECTED,
                     hint=_cell_hint(name, str(e)), points=points,
