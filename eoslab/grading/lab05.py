@@ -20,6 +20,7 @@ from eoslab.cluster import Cluster
 from eoslab.demos.pipeline_loop import write_loop
 from eoslab.demos.pipeline_parts import PipelineError
 from eoslab.grading import _lab05 as cells
+from eoslab.grading import _lab05_cells as scenarios
 from eoslab.grading._checks import Verdict, guarded, verdict
 from eoslab.grading._lab05 import CellFailed
 
@@ -82,9 +83,9 @@ def commit_timeout(cluster: Cluster, loop: str, folder: Path) -> cells.Outcome:
 
 Scenario = Callable[[Cluster, str, Path], cells.Outcome]
 TASKS: dict[str, tuple[tuple[str, Scenario], ...]] = {
-    "t1": (("crash", cells.crash),),
-    "t2": (("abort", cells.abort), ("commit timeout", commit_timeout)),
-    "t3": (("zombie", cells.txn_zombie), ("member", cells.group_zombie)),
+    "t1": (("crash", scenarios.crash),),
+    "t2": (("abort", scenarios.abort), ("commit timeout", commit_timeout)),
+    "t3": (("zombie", scenarios.txn_zombie), ("member", scenarios.group_zombie)),
 }
 """Each task's cells, cheapest and most telling first: a wrong answer stops at its first failing cell."""
 
