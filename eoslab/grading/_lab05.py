@@ -31,6 +31,7 @@ from eoslab.clients import producer
 from eoslab.cluster import Cluster
 from eoslab.demos.pipeline import PipelineProcess
 from eoslab.demos.pipeline_loop import FENCED_EVENT
+from eoslab.demos.pipeline_parts import origin_of
 from eoslab.errors import EoslabError
 from eoslab.history import Aborted, Assigned, Committed, Polled, Verdict, check, read_both, read_final, read_history
 
@@ -72,10 +73,36 @@ class Outcome:
     """Processes that committed a transaction after one of their calls raised _FENCED (or a fatal error)."""
     group_aborts: int = 0
     """Transactions aborted on a group error (the metadata's generation or member id was stale)."""
+    offsets_behind: list[str] = field(default_factory=list)
+    """Commits whose offset for a partition is not past the last input polled from it in that batch
+    (a committed offset is the NEXT one to read: the last record's offset + 1)."""
 
     @property
     def clean(self) -> bool:
         return self.verdict.valid() and not self.fenced_then_committed
+
+
+def offsets_behind(histories: list[Path]) -> list[str]:
+    """Sentences for the commits that left a partition's offset at or before the last record of it
+    their batch polled (the committed offset is the next one to read)."""
+    found = []
+    for h in histories:
+        polled: dict[tuple[str, int], int] = {}
+        for e in read_history(h).events:
+            if isinstance(e, Polled):
+                tp = (e.at.topic, e.at.partition)
+                polled[tp] = max(polled.get(tp, -1), e.at.offset)
+            elif isinstance(e, Committed):
+                found += [
+                    f"{e.process} committed offset {o.offset} for {o.topic}[{o.partition}] after its batch polled "
+                    f"offset {polled[(o.topic, o.partition)]} there: that record is read again"
+                    for o in e.offsets
+                    if o.offset <= polled.get((o.topic, o.partition), -1)
+                ]
+                polled = {}
+            elif isinstance(e, (Aborted, Assigned)):
+                polled = {}
+    return found
 
 
 def fenced_at(history: Path) -> float | None:
@@ -130,9 +157,15 @@ def skipped_after_abort(histories: list[Path]) -> list[str]:
 
 
 def tail(p: PipelineProcess) -> str:
-    """The last line a process wrote on stderr (its reason to stop), without the pipe's own events."""
-    lines = [line.strip() for line in p.stderr().splitlines() if line.strip() and not line.startswith(FENCED_EVENT)]
-    return lines[-1] if lines else "nothing on stderr"
+    """The last thing a process said on stderr (its reason to stop), not librdkafka's own log lines
+    (``%4|...``) nor the pipe's events."""
+    lines = [line.strip() for line in p.stderr().splitlines() if line.strip()]
+    said = [line for line in lines if not re.match(r"%\d\|", line) and not line.startswith(FENCED_EVENT)]
+    if said:
+        return said[-1]
+    if p.returncode == 0:
+        return "it said nothing: run(pipe) returned"
+    return lines[-1] if lines else "nothing on stderr"  # still running (or killed): librdkafka's last word
 
 
 def wait_paused(p: PipelineProcess, spec: str) -> None:
@@ -206,6 +239,8 @@ class Cell:
                 raise CellFailed(f"{went_on[0]} committed a transaction after it was fenced (_FENCED)")
             if skipped := skipped_after_abort(self.histories()):
                 raise CellFailed(skipped[0])
+            if behind := offsets_behind(self.histories()):
+                raise CellFailed(behind[0])
             return watch.lag() == 0
 
         try:
@@ -223,10 +258,21 @@ class Cell:
             p.resume().stop()
         hist = self.histories()
         verdict = check(
-            hist, read_both(self.cluster, self.output), inputs=read_final(self.cluster, self.input, "read_committed")
+            hist,
+            read_both(self.cluster, self.output),
+            inputs=read_final(self.cluster, self.input, "read_committed"),
+            origin=origin_of,  # an output whose delivery report died with its process: its value names its input
         )
         plain = sum(isinstance(e, Committed) and e.txn is None for e in self.events())
-        return Outcome(self.name, verdict, self.inputs, plain, fenced_then_committed(hist), self.group_aborts())
+        return Outcome(
+            self.name,
+            verdict,
+            self.inputs,
+            plain,
+            fenced_then_committed(hist),
+            self.group_aborts(),
+            offsets_behind(hist),
+        )
 
     def close(self) -> None:
         for p in self.procs:

@@ -35,6 +35,10 @@ HINT_OFFSETS = (
     "and consumer.commit() redoes a batch whose outputs are committed. Give the offsets to "
     "producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata()) before commit_transaction()."
 )
+HINT_NEXT = (
+    "the offset committed for a partition is the NEXT one to read, the last record's offset + 1 (pipe.send returns "
+    "them): an offset one short makes every restart and rebalance redo the batch's last record."
+)
 HINT_ABORT = (
     "an abortable error (err.txn_requires_abort()) means: producer.abort_transaction(), then pipe.rewind() to the "
     "committed offsets, then go on with the next poll; the batch is redone in a new transaction."
@@ -55,7 +59,8 @@ HINT_FENCED = (
 HINT_METADATA = (
     "fetch consumer.consumer_group_metadata() right before EVERY send_offsets_to_transaction(): it carries the "
     "member id and generation, and the group coordinator refuses offsets from a member the group has moved on "
-    "from (KIP-447) — metadata fetched once is stale after any rebalance, or fences nothing."
+    "from (KIP-447, ILLEGAL_GENERATION): metadata fetched once is stale after the next rebalance, and metadata "
+    "fetched before the first poll names no member at all."
 )
 
 CELL_HINTS = {"crash": HINT_RUN, "abort": HINT_ABORT, "commit timeout": HINT_RETRY, "zombie": HINT_FENCED}
@@ -78,7 +83,15 @@ def commit_timeout(cluster: Cluster, loop: str, folder: Path) -> cells.Outcome:
     plain = sum(
         1 for h in hist for e in cells.read_history(h).events if isinstance(e, cells.Committed) and e.txn is None
     )
-    return cells.Outcome("commit timeout", res.verdict, res.records, plain, cells.fenced_then_committed(hist))
+    return cells.Outcome(
+        "commit timeout",
+        res.verdict,
+        res.records,
+        plain,
+        cells.fenced_then_committed(hist),
+        0,
+        cells.offsets_behind(hist),
+    )
 
 
 Scenario = Callable[[Cluster, str, Path], cells.Outcome]
@@ -96,6 +109,8 @@ def _hint(out: cells.Outcome) -> str:
         return HINT_FENCED
     if out.plain_commits:
         return HINT_OFFSETS
+    if out.offsets_behind:
+        return HINT_NEXT
     if found.get("missing_output") and out.verdict.stats.get("aborted txns"):
         return HINT_REWIND
     if out.cell == "member" and found.get("duplicate"):
@@ -123,6 +138,8 @@ def _saw(out: cells.Outcome) -> str:
 def _cell_hint(name: str, message: str) -> str:
     if "were skipped" in message:
         return HINT_REWIND
+    if "is read again" in message:
+        return HINT_NEXT
     if "ILLEGAL_GENERATION" in message or "UNKNOWN_MEMBER_ID" in message:
         return HINT_METADATA
     if "fenced" in message.lower() and name in ("zombie", "member"):

@@ -4,7 +4,8 @@
 The five the issue names — offsets committed outside the transaction; abort, rewind and reprocess after a
 commit timeout; no rewind after an abort; on _FENCED a new producer with the same transactional.id that
 carries on; group metadata fetched once — and more: abortable errors treated as fatal, metadata fetched
-once after the first poll (a real generation, stale after the next rebalance), a loop that returns.
+once after the first poll (a real generation, stale after the next rebalance), a loop that returns,
+the last record's offset committed instead of the next one's.
 Each body starts after ``producer, consumer = pipe.producer, pipe.consumer``.
 """
 
@@ -30,6 +31,20 @@ while not pipe.stopping:
     offsets = pipe.send(records)
     producer.commit_transaction()
     consumer.commit(offsets=offsets, asynchronous=False)  # after the outputs are committed: outside the txn
+"""
+
+OFFSETS_OF_THE_LAST_RECORD = """
+producer.init_transactions()
+while not pipe.stopping:
+    records = pipe.poll()
+    if not records:
+        continue
+    producer.begin_transaction()
+    pipe.send(records)
+    last = {(r.topic(), r.partition()): r.offset() for r in records}  # the offset of the last record read
+    offsets = [TopicPartition(t, p, o) for (t, p), o in last.items()]
+    producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata())
+    producer.commit_transaction()
 """
 
 ONE_BATCH = """
@@ -120,11 +135,13 @@ REWIND = r"pipe\.rewind\(\) seeks back"
 ABORT = r"abortable error .* means: producer\.abort_transaction\(\)"
 RETRY = r"call the SAME function again"
 FENCED = r"_FENCED \(fatal\) means a newer producer"
+NEXT = r"the NEXT one to read"
 METADATA = r"consumer_group_metadata\(\) right before EVERY"
 
 ROWS = [
     ("t1", "offsets committed by the consumer after the transaction", OFFSETS_OUTSIDE, OFFSETS),
     ("t1", "one batch then return", ONE_BATCH, RUN),
+    ("t1", "the offset of the last record committed not the next", OFFSETS_OF_THE_LAST_RECORD, NEXT),
     ("t2", "no rewind after an abort", NO_REWIND, REWIND),
     ("t2", "abortable errors treated as fatal", ABORTABLE_AS_FATAL, ABORT),
     ("t2", "abort rewind and reprocess after a commit timeout", ABORT_AFTER_COMMIT_TIMEOUT, RETRY),
