@@ -101,6 +101,8 @@ class Processor:
                 "transactional.id": args.transactional_id,
                 "transaction.timeout.ms": args.transaction_timeout_ms,
             }
+            if args.message_timeout_ms is not None:  # librdkafka's default is transaction.timeout.ms itself
+                producer["message.timeout.ms"] = args.message_timeout_ms
         else:
             producer |= {"enable.idempotence": True}
         if debug:
@@ -248,6 +250,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--die-at", help="POINT:N, SIGKILL itself at POINT of batch N (a test hook)")
     ap.add_argument("--stall-at", help="POINT:N, sleep past transaction.timeout.ms at POINT of batch N (a test hook)")
     ap.add_argument("--transaction-timeout-ms", type=int, default=TRANSACTION_TIMEOUT_MS)
+    ap.add_argument("--message-timeout-ms", type=int, help="eos: message.timeout.ms (<= the transaction timeout)")
     args = ap.parse_args(argv)
     if args.mode == "eos" and not args.transactional_id:
         ap.error("--mode eos needs --transactional-id")

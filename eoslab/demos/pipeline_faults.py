@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from confluent_kafka import KafkaException
+
 from eoslab._timeouts import CLIENT_CALL, HEAL
 from eoslab._wait import wait_until
 from eoslab.clients import producer
@@ -315,7 +317,10 @@ class _Cell:
                 restarts += 1
                 p.start()
                 last_lag, since = -1, time.monotonic()
-            lag = p.lag()
+            try:
+                lag = p.lag()
+            except KafkaException:  # the group's coordinator is moving (NOT_COORDINATOR): ask again
+                lag = last_lag
             if lag == 0:
                 return
             now = time.monotonic()
