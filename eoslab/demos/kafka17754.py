@@ -42,7 +42,7 @@ from eoslab.demos.pipeline import PipelineProcess
 from eoslab.demos.pipeline_faults import layout
 from eoslab.demos.pipeline_parts import origin_of
 from eoslab.faults import Fault, Proxy
-from eoslab.history import Committed, Verdict, check, read_both, read_final, read_history
+from eoslab.history import Aborted, Committed, Verdict, check, read_both, read_final, read_history
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
@@ -262,8 +262,15 @@ def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path |
         row = next(r for r in reversed(proxy.trace(client_id=p.client_id, api="Produce")) if "dropped" in r["fate"])
         n = _commits(p) + 1
         exp.late_request = {"row": row["id"], "broker": row["broker"], **(row["request"]["items"] or [{}])[0]}
-        exp.notes.append(f"a Produce of transaction {n} lost on its way (resent by librdkafka after 9.9 s)")
+        exp.notes.append(f"a Produce of transaction {n} (to broker {row['broker']}) lost on its way")
         wait_until(lambda: _commits(p) >= n, timeout=STEP_WAIT, what=f"transaction {n} to commit", progress=False)
+        aborts = [e for e in read_history(p.history()).events if isinstance(e, Aborted)]
+        exp.notes.append(
+            f"librdkafka did not resend it: its records failed after message.timeout.ms; the processor aborted "
+            f"({aborts[0].reason}) and redid the batch"
+            if aborts
+            else "librdkafka resent it after socket.timeout.ms; the transaction committed"
+        )
         hold = proxy.delay_response(5.0, api="Produce", client_id=p.client_id, times=1).inject()
         _wait_fired(p, hold, f"a Produce of transaction {n + 1}")
         answer = proxy.replay(row["id"])
