@@ -17,8 +17,8 @@ import pytest
 
 from eoslab._wait import wait_until
 from eoslab.demos.pipeline import PipelineProcess
-from eoslab.demos.pipeline_faults import layout, write_inputs
 from eoslab.demos.pipeline_parts import origin_of
+from eoslab.demos.pipeline_plan import layout, write_inputs
 from eoslab.faults import Proxy
 from eoslab.history import Aborted, Committed, check, read_both, read_final, read_history
 
