@@ -28,18 +28,21 @@ in transactional mode) is how long a lost request waits before its resend; CATCH
 from __future__ import annotations
 
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from eoslab._timeouts import CLIENT_CALL
 from eoslab._wait import wait_until
+from eoslab.clients import producer
 from eoslab.demos.pipeline import PipelineProcess
-from eoslab.demos.pipeline_faults import layout, write_inputs
 from eoslab.demos.pipeline_parts import origin_of
+from eoslab.demos.pipeline_plan import layout
 from eoslab.faults import Fault, Proxy
-from eoslab.history import Committed, Verdict, check, read_both, read_final, read_history
+from eoslab.history import Aborted, Committed, Verdict, check, read_both, read_final, read_history
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
@@ -49,8 +52,9 @@ TXN_TIMEOUT_MS = 10_000
 STEP_WAIT = 60.0
 """One step of the experiment (the processor reaching its N-th request, a resend after 9.9 s, a commit):
 seconds; 60 s leaves room on a busy laptop."""
-RECORDS = 200
-"""Ten batches: the late request comes in the 2nd-4th transaction, the rest runs after it."""
+RECORDS = 500
+"""25 s of input at FEED_RATE: the late request comes after a 10 s stall (the lost request's
+socket.timeout.ms), and the input must still be arriving then."""
 MAX_RESTARTS = 3
 """The processor may stop on a fatal error the late request caused; it is restarted (as a supervisor would)."""
 
@@ -89,13 +93,48 @@ def _error(resp: dict[str, Any] | None) -> str | None:
     )
 
 
-def _setup(cluster: Cluster, variant: str, records: int, run_dir: Path | None) -> tuple[PipelineProcess, str, str]:
+FEED_RATE = 20.0
+"""Inputs per second, alternating partitions, while the processor runs: every batch (up to 20 records,
+0.5 s of polling) then holds records of both partitions, so each transaction writes to both output
+partitions, two Produce requests to two leaders. An input written all at once would be fetched a partition
+at a time, and a transaction would write to one."""
+
+
+def records_s(feeder: _Feeder) -> float:
+    return feeder.records / FEED_RATE
+
+
+class _Feeder(threading.Thread):
+    """Writes the input at FEED_RATE in the background (the live stream a pipeline normally reads)."""
+
+    def __init__(self, cluster: Cluster, topic: str, records: int) -> None:
+        super().__init__(daemon=True)
+        self.cluster, self.topic, self.records = cluster, topic, records
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            p = producer(self.cluster)
+            start = time.monotonic()
+            for i in range(self.records):
+                p.produce(self.topic, value=f"v{i}".encode(), key=str(i).encode(), partition=i % 2)
+                p.poll(0)
+                time.sleep(max(0.0, start + (i + 1) / FEED_RATE - time.monotonic()))
+            if p.flush(CLIENT_CALL):
+                raise RuntimeError(f"inputs of {self.topic} not acknowledged in {CLIENT_CALL:g} s")
+        except BaseException as e:  # noqa: BLE001 - reported by the experiment's thread
+            self.error = e
+
+
+def _setup(
+    cluster: Cluster, variant: str, records: int, run_dir: Path | None
+) -> tuple[PipelineProcess, str, str, _Feeder]:
     name = f"k17754-{variant}-{uuid.uuid4().hex[:6]}".replace("_", "-")
     plan = layout(cluster, "drop_endtxn_response", name)  # the course's layout, no victim
     src, out = f"exp-{name}-in", f"exp-{name}-out"
     cluster.admin.create_topic(src, replica_assignment=plan.inputs)
     cluster.admin.create_topic(out, replica_assignment=plan.outputs)
-    write_inputs(cluster, src, records, len(plan.inputs))
+    feeder = _Feeder(cluster, src, records)
     folder = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix=f"eoslab-{name}-"))
     p = PipelineProcess(
         cluster,
@@ -109,7 +148,17 @@ def _setup(cluster: Cluster, variant: str, records: int, run_dir: Path | None) -
         transaction_timeout_ms=TXN_TIMEOUT_MS,
         proxied=True,
     )
-    return p, src, out
+    return p, src, out, feeder
+
+
+HOLD_S = 5.0
+"""How long the Produce that keeps transaction N+1 open is held: the late copy is sent within
+milliseconds of the proxy seeing it."""
+
+
+def plan_leaders(cluster: Cluster, topic: str) -> tuple[int, int]:
+    """The leaders of the topic's partitions 0 and 1."""
+    return cluster.leader(topic, 0), cluster.leader(topic, 1)
 
 
 def _wait_fired(p: PipelineProcess, f: Fault, what: str) -> None:
@@ -126,8 +175,13 @@ def _commits(p: PipelineProcess) -> int:
     return sum(isinstance(e, Committed) for e in read_history(path).events) if path.exists() else 0
 
 
-def _finish(cluster: Cluster, exp: Experiment, p: PipelineProcess, proxy: Proxy, src: str, out: str) -> Experiment:
+def _finish(
+    cluster: Cluster, exp: Experiment, p: PipelineProcess, proxy: Proxy, src: str, out: str, feeder: _Feeder
+) -> Experiment:
     """Let the processor finish (restarted if the late request made it stop), stop it, judge the output."""
+    feeder.join(records_s(feeder) + CLIENT_CALL)
+    if feeder.error is not None:
+        raise feeder.error
     deadline = time.monotonic() + 3 * STEP_WAIT
     restarts = 0
     while True:
@@ -154,11 +208,12 @@ def _finish(cluster: Cluster, exp: Experiment, p: PipelineProcess, proxy: Proxy,
 def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | None = None) -> Experiment:
     """Transaction N's EndTxn(commit) delivered again while N+1 is open (librdkafka, original protocol)."""
     proxy = Proxy.connect(cluster)
-    p, src, out = _setup(cluster, "endtxn", records, run_dir)
+    p, src, out, feeder = _setup(cluster, "endtxn", records, run_dir)
     exp = Experiment("delayed EndTxn", "librdkafka (original protocol)")
     lost = proxy.drop_request(api="EndTxn", client_id=p.client_id, nth=2, times=1).inject()
     try:
         p.start()
+        feeder.start()
         _wait_fired(p, lost, "the processor's 2nd EndTxn")
         row = next(r for r in reversed(proxy.trace(client_id=p.client_id, api="EndTxn")) if "dropped" in r["fate"])
         exp.late_request = {"broker": row["broker"], "version": row["version"], **row["request"]}
@@ -167,9 +222,12 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
         # librdkafka resends it after socket.timeout.ms (9.9 s); transaction n commits
         wait_until(lambda: _commits(p) >= n, timeout=STEP_WAIT, what=f"transaction {n} to commit", progress=False)
         exp.notes.append(f"librdkafka resent it; transaction {n} committed")
-        # hold transaction n+1 open: its first Produce is lost too (resent after 9.9 s)
-        hold = proxy.drop_request(api="Produce", client_id=p.client_id, times=1).inject()
-        _wait_fired(p, hold, f"the first Produce of transaction {n + 1}")
+        # transaction n+1: its Produce to partition 0's leader is written and its answer held; its Produce to
+        # partition 1's leader is lost (librdkafka fails those records after message.timeout.ms = 10 s)
+        p0, p1 = plan_leaders(cluster, out)
+        held = proxy.delay_response(HOLD_S, api="Produce", client_id=p.client_id, broker=p0, times=1).inject()
+        proxy.drop_request(api="Produce", client_id=p.client_id, broker=p1, times=1).inject()
+        _wait_fired(p, held, f"a Produce of transaction {n + 1} to broker {p0}")
         body = {
             "TransactionalId": row["request"]["transactional_id"],
             "ProducerId": row["request"]["producer_id"],
@@ -186,7 +244,7 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
     finally:
         proxy.clear_rules(client_id=p.client_id)
     try:
-        return _finish(cluster, exp, p, proxy, src, out)
+        return _finish(cluster, exp, p, proxy, src, out, feeder)
     finally:
         p.kill()
 
@@ -194,17 +252,25 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
 def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | None = None) -> Experiment:
     """A Produce of transaction N replayed byte for byte while N+1 is open (librdkafka, original protocol)."""
     proxy = Proxy.connect(cluster)
-    p, src, out = _setup(cluster, "produce", records, run_dir)
+    p, src, out, feeder = _setup(cluster, "produce", records, run_dir)
     exp = Experiment("delayed Produce", "librdkafka (original protocol)")
     lost = proxy.drop_request(api="Produce", client_id=p.client_id, nth=3, times=1).inject()
     try:
         p.start()
+        feeder.start()
         _wait_fired(p, lost, "the processor's 3rd Produce")
         row = next(r for r in reversed(proxy.trace(client_id=p.client_id, api="Produce")) if "dropped" in r["fate"])
         n = _commits(p) + 1
         exp.late_request = {"row": row["id"], "broker": row["broker"], **(row["request"]["items"] or [{}])[0]}
-        exp.notes.append(f"a Produce of transaction {n} lost on its way (resent by librdkafka after 9.9 s)")
+        exp.notes.append(f"a Produce of transaction {n} (to broker {row['broker']}) lost on its way")
         wait_until(lambda: _commits(p) >= n, timeout=STEP_WAIT, what=f"transaction {n} to commit", progress=False)
+        aborts = [e for e in read_history(p.history()).events if isinstance(e, Aborted)]
+        exp.notes.append(
+            f"librdkafka did not resend it: its records failed after message.timeout.ms; the processor aborted "
+            f"({aborts[0].reason}) and redid the batch"
+            if aborts
+            else "librdkafka resent it after socket.timeout.ms; the transaction committed"
+        )
         hold = proxy.delay_response(5.0, api="Produce", client_id=p.client_id, times=1).inject()
         _wait_fired(p, hold, f"a Produce of transaction {n + 1}")
         answer = proxy.replay(row["id"])
@@ -213,7 +279,7 @@ def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path |
     finally:
         proxy.clear_rules(client_id=p.client_id)
     try:
-        return _finish(cluster, exp, p, proxy, src, out)
+        return _finish(cluster, exp, p, proxy, src, out, feeder)
     finally:
         p.kill()
 
@@ -227,3 +293,101 @@ def _error_name(code: int) -> str:
         return str(KafkaError(code).name())
     except Exception:  # noqa: BLE001 - an unknown code is shown as its number
         return str(code)
+
+
+JAVA_REQUEST_TIMEOUT_MS = 5000
+"""request.timeout.ms of the Java producer: how long it waits for the lost EndTxn's answer before it
+resends (its default is 30 s); delivery.timeout.ms must be at least linger + this."""
+JAVA_TRANSACTIONS = 5
+JAVA_RECORDS_PER_TXN = 10
+
+
+def delayed_endtxn_java(cluster: Cluster, *, run_dir: Path | None = None) -> Experiment:
+    """The delayed EndTxn with the Java 4.1 client (transaction version 2: every EndTxn bumps the epoch).
+
+    No consumer here: a transactional producer writes JAVA_TRANSACTIONS transactions of numbered records
+    (each record's "origin" is its number), and its history is recorded from the client's answers."""
+    from eoslab.history import HistoryWriter, Position, Sent
+    from eoslab.java_client import JavaProducer
+
+    proxy = Proxy.connect(cluster)
+    name = f"k17754-java-{uuid.uuid4().hex[:6]}"
+    plan = layout(cluster, "drop_endtxn_response", name)
+    out = f"exp-{name}-out"
+    cluster.admin.create_topic(out, replica_assignment=plan.outputs)
+    folder = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix=f"eoslab-{name}-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    process = f"{name}-1"
+    client_id = f"pipeline-{name}"
+    exp = Experiment("delayed EndTxn", "Java 4.1 (transaction version 2)")
+    history = folder / f"{name}-1.jsonl"
+    config = {
+        "bootstrap.servers": cluster.bootstrap_servers(proxied=True),
+        "client.id": client_id,
+        "transactional.id": plan.transactional_id,
+        "acks": "all",
+        "enable.idempotence": "true",
+        "linger.ms": "0",
+        "request.timeout.ms": str(JAVA_REQUEST_TIMEOUT_MS),
+        "delivery.timeout.ms": str(3 * JAVA_REQUEST_TIMEOUT_MS),
+        "transaction.timeout.ms": str(TXN_TIMEOUT_MS),
+    }
+    lost = proxy.drop_request(api="EndTxn", client_id=client_id, nth=2, times=1).inject()
+    n = 0
+    try:
+        with HistoryWriter(history, process=process) as h, JavaProducer(config, name=name).start() as jp:
+            jp.init_transactions()
+            row: dict[str, Any] | None = None
+            for txn in range(1, JAVA_TRANSACTIONS + 1):
+                jp.begin_transaction()
+                values = [f"java|{txn}|{i}|{name}" for i in range(JAVA_RECORDS_PER_TXN)]
+                for i, v in enumerate(values):
+                    jp.send(out, i % 2, v)
+                answer = jp.flush()
+                ids = jp.producer_id_and_epoch()
+                for i, (v, d) in enumerate(zip(values, answer.get("delivered", []), strict=False)):
+                    h.write(
+                        Sent(process, time.time(), out, i % 2, None if d["error"] else d["offset"], v,
+                             source=Position("java-input", 0, (txn - 1) * JAVA_RECORDS_PER_TXN + i), txn=txn,
+                             transactional_id=plan.transactional_id, producer_id=ids.get("producer_id"),
+                             producer_epoch=ids.get("producer_epoch"), error=d["error"])
+                    )  # fmt: skip
+                if row is not None and not exp.late_answer:  # transaction n+1 is open and has written: now
+                    body = {
+                        "TransactionalId": row["request"]["transactional_id"],
+                        "ProducerId": row["request"]["producer_id"],
+                        "ProducerEpoch": row["request"]["producer_epoch"],
+                        "Committed": True,
+                    }
+                    late = proxy.request(row["broker"], "EndTxn", body, version=row["version"], client_id=client_id)
+                    code = int(late.get("ErrorCode", 0))
+                    exp.late_answer = {"error_code": code, "error": _error_name(code)}
+                    exp.notes.append(
+                        f"the late copy of transaction {n}'s EndTxn v{row['version']} (epoch {body['ProducerEpoch']}) "
+                        f"delivered during transaction {txn}: {exp.late_answer['error']}"
+                    )
+                result = jp.commit_transaction()
+                if result.get("ok"):
+                    h.committed(txn, [], transactional_id=plan.transactional_id)
+                else:
+                    exp.notes.append(f"commit of transaction {txn}: {result.get('error')}: {result.get('message')}")
+                    aborted = jp.abort_transaction()
+                    if aborted.get("ok"):
+                        h.aborted(txn, str(result.get("error")), transactional_id=plan.transactional_id)
+                    else:
+                        exp.notes.append(f"abort: {aborted.get('error')}; the producer stops")
+                        break
+                if row is None and lost.fired:
+                    row = next(r for r in proxy.trace(client_id=client_id, api="EndTxn") if "dropped" in r["fate"])
+                    n = txn
+                    exp.late_request = {"broker": row["broker"], "version": row["version"], **row["request"]}
+                    exp.notes.append(
+                        f"EndTxn(commit) v{row['version']} of transaction {n} lost on its way; the client resent it"
+                    )
+            exp.exits.append(0)
+    finally:
+        proxy.clear_rules(client_id=client_id)
+    exp.trace = list(proxy.trace(client_id=client_id))
+    exp.histories = (history,)
+    exp.verdict = check(exp.histories, read_both(cluster, out))
+    return exp

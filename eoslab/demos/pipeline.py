@@ -60,6 +60,8 @@ class PipelineProcess:
     incarnation ``k`` writes ``history_dir / f"{name}-{k}.jsonl"`` and calls itself
     ``f"{name}-{k}-{pid}"`` in it. ``die_at`` (``"after-produce:3"``: SIGKILL there) and ``stall_at``
     (the same points: sleep past the transaction timeout there) apply to the NEXT start only.
+    ``message_timeout_ms`` (eos): how long librdkafka keeps trying to deliver a record before it fails
+    it (and the transaction becomes abortable); by default the transaction timeout.
     ``proxied``: its clients reach the brokers through the fault proxy, as ``client.id`` =
     :attr:`client_id`, so a proxy rule can hit this processor's requests and no one else's.
     ``loop`` (``"path/to/file.py:function"`` or ``"module:function"``, eos only) runs that function
@@ -79,6 +81,7 @@ class PipelineProcess:
         transactional_id: str | None = None,
         transaction_timeout_ms: int | None = None,
         proxied: bool = False,
+        message_timeout_ms: int | None = None,
         loop: str | None = None,
     ) -> None:
         if mode not in MODES:
@@ -92,6 +95,7 @@ class PipelineProcess:
         self.history_dir = Path(history_dir)
         self.transaction_timeout_ms = transaction_timeout_ms
         self.proxied = proxied
+        self.message_timeout_ms = message_timeout_ms
         self.loop = loop
         self.incarnation = 0
         self.proc: subprocess.Popen[bytes] | None = None
@@ -144,6 +148,8 @@ class PipelineProcess:
             cmd += ["--pause-at", pause_at]
         if self.transaction_timeout_ms is not None:
             cmd += ["--transaction-timeout-ms", str(self.transaction_timeout_ms)]
+        if self.message_timeout_ms is not None:
+            cmd += ["--message-timeout-ms", str(self.message_timeout_ms)]
         if self.loop is not None:
             cmd += ["--loop", self.loop]
         # stderr to a file, not a pipe: librdkafka logs there, and a pipe nobody reads stalls a long run

@@ -108,6 +108,8 @@ class Processor:
                 "transactional.id": args.transactional_id,
                 "transaction.timeout.ms": args.transaction_timeout_ms,
             }
+            if args.message_timeout_ms is not None:  # librdkafka's default is transaction.timeout.ms itself
+                self.producer_config["message.timeout.ms"] = args.message_timeout_ms
         else:
             self.producer_config |= {"enable.idempotence": True}
         if debug:
@@ -290,6 +292,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--stall-at", help="POINT:N, sleep past transaction.timeout.ms at POINT of batch N (a test hook)")
     ap.add_argument("--pause-at", help="POINT:N, SIGSTOP itself at POINT of batch N (a test hook; SIGCONT resumes)")
     ap.add_argument("--transaction-timeout-ms", type=int, default=TRANSACTION_TIMEOUT_MS)
+    ap.add_argument("--message-timeout-ms", type=int, help="eos: message.timeout.ms (<= the transaction timeout)")
     ap.add_argument("--loop", help="eos: FILE.py:FUNCTION or MODULE:FUNCTION, run instead of the built-in batches")
     args = ap.parse_args(argv)
     if args.mode == "eos" and not args.transactional_id:

@@ -10,8 +10,8 @@ import pytest
 
 from eoslab.bench.faults import SHOWN, matrix_frame, matrix_text
 from eoslab.demos import FAULTS, KINDS, CellResult
-from eoslab.demos.pipeline_faults import TRIGGERS, VICTIM, key_led_by
 from eoslab.demos.pipeline_parts import PipelineError
+from eoslab.demos.pipeline_plan import TRIGGERS, VICTIM, key_led_by
 from eoslab.history import ANOMALIES, Cases, Verdict
 from eoslab.inspect import coordinator_partition
 from eoslab.runs import FAULT_COLUMNS, RunsFormatError, fault_run_folders, read_faults, run_folders, write_faults_run

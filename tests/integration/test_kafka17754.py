@@ -1,0 +1,53 @@
+"""KAFKA-17754 on the real cluster (Kafka 4.1.2), as this cluster decides it: a request of transaction N
+delivered during transaction N+1 of the same producer.
+
+What these tests pin down (observed, then asserted, so a change of behaviour fails loudly):
+
+- librdkafka (original protocol, EndTxn v1): the coordinator ACCEPTS the late EndTxn(commit) of N
+  during N+1 (NONE) and commits N+1 early, with the records N+1 had written; N+1's other records fail,
+  the processor's abort gets INVALID_TXN_STATE (fatal in librdkafka), it stops (exit 3), its restart
+  reprocesses N+1 from the committed offsets: the checker finds duplicates. The EOS processor is not
+  exactly once under this fault.
+- librdkafka, a late Produce: librdkafka never resent the lost one (its records failed at
+  message.timeout.ms, the transaction was aborted with an epoch bump), so the replayed copy carries a
+  stale epoch: INVALID_PRODUCER_EPOCH (47), nothing written, no anomaly.
+- the Java 4.1 client (TV2: EndTxn v5, the epoch bumped by every EndTxn): the late EndTxn carries the
+  epoch of N and is refused with PRODUCER_FENCED (90); the producer goes on, no anomaly.
+
+Timeouts: the experiments' own (transaction.timeout.ms 10 s -> socket.timeout.ms 9.9 s, STEP_WAIT),
+in eoslab.demos.kafka17754. About 75 s together on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from eoslab.demos import kafka17754 as k17754
+from eoslab.demos.pipeline_child import EXIT_FATAL
+
+pytestmark = pytest.mark.cluster
+
+
+def test_librdkafka_a_late_endtxn_commits_the_next_transaction_early_and_duplicates(cluster, tmp_path):
+    exp = k17754.delayed_endtxn(cluster, run_dir=tmp_path)
+    assert exp.late_request["version"] <= 1 and exp.late_request["committed"] is True  # EndTxn v0-1: librdkafka
+    assert exp.late_answer["error"] == "NONE", exp.notes  # the stale copy is taken for the open transaction
+    assert EXIT_FATAL in exp.exits, exp.notes  # the abort that followed was refused: INVALID_TXN_STATE, fatal
+    assert any("INVALID_TXN_STATE" in n for n in exp.notes), exp.notes
+    assert exp.verdict is not None and exp.verdict.count("duplicate") > 0, str(exp.verdict)
+    assert exp.verdict.count("lost_write") == 0 and exp.verdict.count("missing_output") == 0, str(exp.verdict)
+
+
+def test_librdkafka_a_late_produce_is_refused_for_its_stale_epoch(cluster, tmp_path):
+    exp = k17754.delayed_produce(cluster, run_dir=tmp_path)
+    assert exp.late_answer["error"] == "INVALID_PRODUCER_EPOCH", exp.notes
+    assert exp.verdict is not None and exp.verdict.valid(), str(exp.verdict)
+    assert exp.verdict.stats["aborted txns"] >= 1  # librdkafka gave the lost records up and aborted
+
+
+def test_java_tv2_a_late_endtxn_is_fenced_and_changes_nothing(cluster, tmp_path):
+    exp = k17754.delayed_endtxn_java(cluster, run_dir=tmp_path)
+    assert exp.late_request["version"] >= 5  # EndTxn v5: transaction version 2
+    assert exp.late_answer["error"] == "PRODUCER_FENCED", exp.notes
+    assert exp.verdict is not None and exp.verdict.valid(), str(exp.verdict)
+    assert exp.verdict.stats["committed txns"] == k17754.JAVA_TRANSACTIONS

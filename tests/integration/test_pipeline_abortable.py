@@ -1,0 +1,65 @@
+"""The EOS processor's abortable path on the real cluster: a proxy fault makes librdkafka fail records of
+an open transaction, the processor aborts it, rewinds to its committed offsets, and ends exactly once.
+
+The fault: every Produce of the processor to the leader of output partition 0 is dropped and its
+connection closed, so librdkafka reconnects and resends, and is refused again, until the records'
+``message.timeout.ms`` (3 s here) runs out: they fail with ``_MSG_TIMED_OUT``, which makes the
+transaction abortable (``txn_requires_abort()``), not fatal. The transaction timeout is set far above
+it (30 s) so the coordinator does not abort first (which would fence the producer instead).
+
+Timeouts: message.timeout.ms 3 s < HEAL_AFTER (the rule stays until an abort is in the history or
+ABORT_WAIT passes) < transaction.timeout.ms 30 s; the catch-up as the supervisor's (see pipeline_faults).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from eoslab._wait import wait_until
+from eoslab.demos.pipeline import PipelineProcess
+from eoslab.demos.pipeline_parts import origin_of
+from eoslab.demos.pipeline_plan import layout, write_inputs
+from eoslab.faults import Proxy
+from eoslab.history import Aborted, Committed, check, read_both, read_final, read_history
+
+pytestmark = pytest.mark.cluster
+
+MESSAGE_TIMEOUT_MS = 3000
+TXN_TIMEOUT_MS = 30_000
+ABORT_WAIT = 30.0  # the records time out after 3 s; the abort follows in the processor's next call
+
+
+def test_an_abortable_error_is_aborted_rewound_and_redone_exactly_once(cluster, topic_name, tmp_path):
+    plan = layout(cluster, "drop_endtxn_response", topic_name)  # no victim: inputs and outputs on brokers 1, 2
+    src, out = f"{topic_name}-in", f"{topic_name}-out"
+    cluster.admin.create_topic(src, replica_assignment=plan.inputs)
+    cluster.admin.create_topic(out, replica_assignment=plan.outputs)
+    write_inputs(cluster, src, 200, 2)
+    proxy = Proxy.connect(cluster)
+    p = PipelineProcess(cluster, "eos", input=src, output=out, history_dir=tmp_path, group=plan.group,
+                        transactional_id=plan.transactional_id, transaction_timeout_ms=TXN_TIMEOUT_MS,
+                        message_timeout_ms=MESSAGE_TIMEOUT_MS, proxied=True)  # fmt: skip
+    events = lambda: read_history(p.history()).events if p.history().exists() else []  # noqa: E731
+    leader = plan.outputs[0][0]
+    try:
+        p.start()
+        wait_until(lambda: sum(isinstance(e, Committed) for e in events()) >= 2, timeout=60, what="two commits")
+        with proxy.drop_request(api="Produce", client_id=p.client_id, broker=leader, close=True, times=None):
+            wait_until(
+                lambda: any(isinstance(e, Aborted) for e in events()), timeout=ABORT_WAIT, what="the processor to abort"
+            )
+        p.wait_caught_up()
+        assert p.stop() == 0, p.stderr()
+    finally:
+        p.kill()
+        proxy.clear_rules(client_id=p.client_id)
+    aborted = [e for e in events() if isinstance(e, Aborted)]
+    assert aborted and all("_MSG_TIMED_OUT" in e.reason or "timed out" in e.reason.lower() for e in aborted), aborted
+    last_abort = max(e.time for e in aborted)
+    assert any(isinstance(e, Committed) and e.time > last_abort for e in events())  # it went on after the abort
+    verdict = check(p.histories(), read_both(cluster, out), inputs=read_final(cluster, src, "read_committed"),
+                    origin=origin_of)  # fmt: skip
+    assert verdict.valid(), str(verdict)
+    assert verdict.stats["aborted txns"] >= 1
+    for t in (src, out):
+        cluster.admin.delete_topic(t)
