@@ -169,8 +169,9 @@ def rejoined(c: Cell, member: PipelineProcess, since: float) -> None:
     wait_until(back, timeout=REJOIN, what=f"{member.name} to rejoin its group", fatal=(CellFailed,))
 
 
-ZOMBIE_GRACE = 5.0
-"""A fenced processor that stops exits within a second of its _FENCED; this is room for a busy machine."""
+ZOMBIE_GRACE = 8.0
+"""A fenced processor that stops exits within a second or two of its _FENCED (the process ends, librdkafka
+tears its clients down); the rest is room for a busy machine. One that is still running then carried on."""
 ZOMBIE_FENCED = 20.0
 """A resumed zombie's next transactional call is answered _FENCED in well under a second."""
 
