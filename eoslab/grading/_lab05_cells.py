@@ -35,6 +35,16 @@ FIRST_ABORT = 30.0
 """The poison is among the first inputs: a processor polls it within seconds and must abort."""
 
 
+def quiet(cluster: Cluster, loop: str, folder: Path) -> Outcome:
+    """No fault: the loop on a few dozen inputs, to its end. A try-out, not a graded cell."""
+    with cell(cluster, "try", loop, folder) as c:
+        c.topics()
+        c.seed(random.randint(30, 60))
+        p = c.process("p").start()
+        c.settle(p)
+        return c.judge()
+
+
 def crash(cluster: Cluster, loop: str, folder: Path) -> Outcome:
     """kill -9 right after a commit_transaction returned, again in the middle of a later transaction
     (its outputs acknowledged, not committed); a restart each time."""
