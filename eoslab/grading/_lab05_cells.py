@@ -116,7 +116,15 @@ def group_zombie(cluster: Cluster, loop: str, folder: Path) -> Outcome:
     transaction; the second joins, and once the first's session expired it is given every partition
     and redoes that batch. Resumed, the first must not commit its transaction (KIP-447: the group
     coordinator refuses offsets sent with the metadata of a member the group has moved on from), and
-    rejoins. Then more inputs, for both. The generation changes twice while the first one lives."""
+    rejoins. Then more inputs, for both. The generation changes twice while the first one lives.
+
+    The processors' consumers use the classic group protocol (librdkafka's default ``group.protocol``),
+    so the metadata's generation is the classic generation, not a KIP-848 member epoch; on this
+    cluster a stale one gets ILLEGAL_GENERATION (UNKNOWN_MEMBER_ID once the member was removed) on
+    TxnOffsetCommit, which librdkafka makes abortable. Metadata fetched before the first poll has
+    generation -1: a lone member's commits with it went through here, and once the group moved on
+    they got ILLEGAL_GENERATION in every run seen (a loop that keeps it aborts forever); without a
+    member id the coordinator does not check it at all, and the resumed commit would double a batch."""
     with cell(cluster, "member", loop, folder) as c:
         c.topics()
         c.seed(random.randint(60, 90))  # batches of up to 20: the pause point (batch 1 or 2) is always reached
