@@ -37,6 +37,7 @@ lab: setup  ## start the cluster and open the course in JupyterLab (serves this 
 	$(BIN)/eoslab lab $(LAB_ARGS)
 
 # The whole test suite against the real cluster; stops the cluster afterwards only if it started it.
+# Its log ends with the 30 slowest steps (--durations): where CI's time goes.
 # What the tests need from the system, installed only where missing and only as root with apt
 # (EOSLAB_SYSTEM_INSTALL=0 opts out; those tests then skip, saying why): Debian's Chromium for
 # tests/browser (tools/system/chromium.sh), and for the docker tests a Docker engine, compose v2 and a
@@ -50,7 +51,7 @@ test: setup  ## run the whole test suite (unit, cluster, notebooks, the course i
 	if $(BIN)/eoslab status >/dev/null 2>&1; then was_up=1; else was_up=; fi; \
 	$(BIN)/eoslab up && \
 	$(BIN)/python -m pytest tests $(NOTEBOOKS) --nbval-lax --nbval-current-env --nbval-cell-timeout=120 \
-	  -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
+	  -p no:cacheprovider --durations=30 --durations-min=15 $(PYTEST_ARGS); rc=$$?; \
 	if [ -z "$$was_up" ]; then $(BIN)/eoslab down; fi; exit $$rc
 
 # The JVM-free tests, in seconds: no cluster, no Spark, no lint run (tests/unit minus the `jvm` and `lint` marks).

@@ -21,12 +21,30 @@ def _shown() -> bool:
     redraw would only add a line of carriage returns."""
     if os.environ.get("EOSLAB_PROGRESS", "1") == "0":
         return False
-    if "ipykernel" in sys.modules:
+    if _in_kernel():
         return True
     try:
         return sys.stdout.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def _in_kernel() -> bool:
+    """True inside a Jupyter kernel. Importing ipykernel is not enough: pytest with nbval imports it
+    to drive notebooks, and its own output is a pipe."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    shell = ipython.get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def advance(bar: Any, by: float) -> None:
+    """Move ``bar`` on by ``by``, growing its total when the work outlasts its estimate (tqdm warns
+    "clamping frac to range [0, 1]" on a bar past its total)."""
+    if bar.total is not None and bar.n + by > bar.total:
+        bar.total = bar.n + by
+    bar.update(by)
 
 
 def progress_bar(

@@ -39,9 +39,7 @@ def wait_until(
     from eoslab._progress import progress_bar
 
     start = time.monotonic()
-    bar = (
-        progress_bar(f"waiting for {what}"[:70], total=round(timeout), unit="s", bar_format=_BAR) if progress else None
-    )
+    bar = progress_bar(f"waiting for {what}"[:70], total=timeout, unit="s", bar_format=_BAR) if progress else None
     try:
         return _poll(probe, start, timeout, what, interval, hint, describe, fatal, bar)
     finally:

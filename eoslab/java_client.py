@@ -25,18 +25,14 @@ Why a child JVM and not JPype (an in-process JVM):
 
 from __future__ import annotations
 
-import collections
 import hashlib
-import json
 import os
-import queue
-import signal
 import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
 from eoslab import _procs
+from eoslab._linechild import LineChild
 from eoslab._paths import PACKAGE_DIR, cache_dir, clients_dir
 from eoslab.errors import EoslabError, SetupError
 
@@ -103,7 +99,7 @@ def compiled_dir() -> Path:
     return out
 
 
-class JavaProducer:
+class JavaProducer(LineChild):
     """One Java ``KafkaProducer`` (the pinned 4.1 client) in a child JVM.
 
     ``config`` is keyed by the JAVA client's property names (``transactional.id``,
@@ -112,16 +108,12 @@ class JavaProducer:
     "message": ...}`` -- the Java exception's simple name, never a stack trace.
     """
 
-    def __init__(self, config: dict[str, Any], name: str = "java-producer") -> None:
-        self.config, self.name = dict(config), name
-        self.proc: subprocess.Popen[str] | None = None
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self.log: collections.deque[str] = collections.deque(maxlen=2000)  # the client's WARN/ERROR lines
-        self.frozen = False
+    what = "The Java producer"
+    error = JavaClientError
 
-    @property
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
+    def __init__(self, config: dict[str, Any], name: str = "java-producer") -> None:
+        super().__init__(name)
+        self.config = dict(config)  # the client's WARN/ERROR lines go to self.log
 
     def _pid_file(self) -> Path:
         return pid_dir() / f"{self.name}-{self.pid}.pid"
@@ -142,61 +134,20 @@ class JavaProducer:
             MAIN_CLASS,
             *(f"{k}={v}" for k, v in self.config.items()),
         ]
-        self.proc = subprocess.Popen(
-            argv,
-            text=True,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=1,
-            start_new_session=True,
-        )
-        _procs.write_pid(self._pid_file(), self.proc.pid)
-        threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
-        threading.Thread(target=self._read_log, args=(self.proc,), daemon=True).start()
-        ready = self._result(60.0)  # the JVM starts and builds the KafkaProducer
+        self._spawn(argv)
+        ready = self._answer(60.0)  # the JVM starts and builds the KafkaProducer
         if not ready.get("ok"):
             self.stop()
             raise JavaClientError(f"The Java producer {self.name!r} did not start: {ready.get('message')}.")
         return self
 
-    def _read(self, proc: subprocess.Popen[str]) -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
-
-    def _read_log(self, proc: subprocess.Popen[str]) -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            self.log.append(line.rstrip())
-
-    def _result(self, timeout: float) -> dict[str, Any]:
-        try:
-            line = self._lines.get(timeout=timeout)
-        except queue.Empty:
-            state = "frozen (SIGSTOP)" if self.frozen else "running"
-            raise JavaClientError(
-                f"The Java producer {self.name!r} ({state}) did not answer within {timeout:g} s"
-                + (": thaw() it first." if self.frozen else "; its last log lines: " + " | ".join(list(self.log)[-3:]))
-            ) from None
-        if line is None:
-            code = self.proc.poll() if self.proc else None
-            tail = " | ".join(list(self.log)[-3:])
-            raise JavaClientError(f"The Java producer {self.name!r} exited (code {code}): {tail or 'no log'}.")
-        answer: dict[str, Any] = json.loads(line)
-        return answer
-
     def call(self, *fields: Any, timeout: float = CALL_TIMEOUT) -> dict[str, Any]:
         """Send one command (see the Java source) and wait for its answer."""
-        if self.proc is None or self.proc.stdin is None:
-            raise JavaClientError(f"The Java producer {self.name!r} is not running: call start() first.")
         text = "\t".join(str(f) for f in fields)
         if "\n" in text:
             raise JavaClientError("A command to the Java producer cannot contain a newline.")
-        self.proc.stdin.write(text + "\n")
-        self.proc.stdin.flush()
-        return self._result(timeout)
+        self._write(text)
+        return self._answer(timeout)
 
     # -- the transactional API, by its Java names' meaning ------------------------------
     def init_transactions(self) -> dict[str, Any]:
@@ -226,17 +177,6 @@ class JavaProducer:
         return self.call("id")
 
     # -- life ---------------------------------------------------------------------------------
-    def freeze(self) -> JavaProducer:
-        if self.proc is not None:
-            os.kill(self.proc.pid, signal.SIGSTOP)
-            self.frozen = True
-        return self
-
-    def thaw(self) -> None:
-        if self.proc is not None and self.frozen:
-            os.kill(self.proc.pid, signal.SIGCONT)
-            self.frozen = False
-
     def stop(self) -> None:
         """Close the producer (briefly) and end the JVM; remove its pid file."""
         proc = self.proc
@@ -247,15 +187,7 @@ class JavaProducer:
                 self.call("exit", timeout=10.0)
         except (JavaClientError, OSError, ValueError):
             pass
-        self._pid_file().unlink(missing_ok=True)
-        self.proc = None
-        for sig in (signal.SIGCONT, signal.SIGKILL):
-            try:
-                os.kill(proc.pid, sig)
-            except ProcessLookupError:
-                break
-        proc.wait(timeout=10)
-        self.frozen = False
+        self._end()
 
     def __enter__(self) -> JavaProducer:
         return self.start()

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from eoslab.runs import FORMAT, MATRICES, NOT_IN_ROUNDS, Workload, write_run
+from eoslab.runs import FORMAT, MATRICES, NOT_IN_ROUNDS, Workload, summary_row, write_run
 
 TRUE_OVERHEAD = {"acks1": -0.30, "acks_all": 0.0, "idempotent": 0.01, "transactional": 0.05}
 ACK_MEDIAN_MS = {"acks1": 3.0, "acks_all": 6.0, "idempotent": 6.5, "transactional": 9.0}
@@ -62,23 +62,20 @@ def _env(run_id: str, learner: str, rounds: int) -> dict[str, Any]:
 def _row(
     run_id: str, i: int, w: Workload, client: str, phase: str, rnd: int, pos: int, rps: float, secs: float
 ) -> dict[str, Any]:
-    return {
-        "run_id": run_id,
-        "workload": i,
-        "label": w.label,
-        "mode": w.mode,
-        "commit_ms": float(w.commit_ms) if w.commit_ms else np.nan,
-        "client": client,
-        "phase": phase,
-        "round": rnd,
-        "position": pos,
-        "records": int(rps * secs),
-        "seconds": secs,
-        "records_per_s": rps,
-        "mb_per_s": rps * w.record_size / 2**20,
-        "commits": int(secs * 1000 / (2 * w.commit_ms)) if w.commit_ms else 0,
-        "errors": 0,
-    }
+    commits = int(secs * 1000 / (2 * w.commit_ms)) if w.commit_ms else 0
+    return summary_row(
+        run_id,
+        i,
+        w,
+        client=client,
+        phase=phase,
+        round_=rnd,
+        position=pos,
+        records=int(rps * secs),
+        seconds=secs,
+        commits=commits,
+        records_per_s=rps,
+    )
 
 
 def generate_run(

@@ -18,10 +18,11 @@ from typing import Any
 
 from confluent_kafka import OFFSET_END, TopicPartition
 
+from eoslab._progress import advance
 from eoslab._timeouts import CLIENT_CALL
 from eoslab.bench import _harness
 from eoslab.cluster import Cluster
-from eoslab.runs import Matrix, Workload
+from eoslab.runs import Matrix, Workload, summary_row
 
 TOPIC_CONFIG = {
     "segment.bytes": str(64 * 2**20),  # small enough that a slice's records leave the disk after the slice
@@ -42,24 +43,20 @@ def sat_row(
     cpu_s: float = float("nan"),
 ) -> dict[str, Any]:
     """One saturation row of ``summary`` (the harness per round; the Java peer with round −1)."""
-    return {
-        "run_id": run_id,
-        "workload": i,
-        "label": w.label,
-        "mode": w.mode,
-        "commit_ms": w.commit_ms,
-        "client": client,
-        "phase": "saturation",
-        "round": round_,
-        "position": position,
-        "records": records,
-        "seconds": seconds,
-        "records_per_s": records / seconds if seconds else float("nan"),
-        "mb_per_s": records * w.record_size / 2**20 / seconds if seconds else float("nan"),
-        "commits": commits,
-        "errors": 0,
-        "cpu_s": cpu_s,
-    }
+    row = summary_row(
+        run_id,
+        i,
+        w,
+        client=client,
+        phase="saturation",
+        round_=round_,
+        position=position,
+        records=records,
+        seconds=seconds,
+        commits=commits,
+    )
+    row["cpu_s"] = cpu_s
+    return row
 
 
 def rotated(items: list[Any], r: int) -> list[Any]:
@@ -102,7 +99,7 @@ def run_rounds(cluster: Cluster, m: Matrix, run_id: str, bar: Any) -> list[dict[
                 rows.append(sat_row(run_id, i, w, "eoslab", s.records, s.seconds, r, pos, s.commits, cpu))
                 rows[-1]["cpu_us_per_record"] = cpu / s.records * 1e6 if s.records else float("nan")
                 _trim(cluster, topics[i], w.partitions)
-                bar.update(s.seconds)
+                advance(bar, s.seconds)
     finally:
         for p, _ in producers.values():
             p.flush(CLIENT_CALL)

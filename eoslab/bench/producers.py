@@ -16,6 +16,7 @@ its intervals are computed by ``eoslab.analysis`` (Spark), which ``eoslab bench 
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import time
 import uuid
@@ -28,7 +29,7 @@ import pandas as pd
 from eoslab.bench import _harness
 from eoslab.bench._harness import BenchError
 from eoslab.bench._peer import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE, PeerResult, peer_records, run_peer
-from eoslab.bench._rounds import run_rounds, sat_row
+from eoslab.bench._rounds import TOPIC_CONFIG, run_rounds, sat_row
 from eoslab.cluster import Cluster, connect
 from eoslab.runs import (
     NOT_IN_ROUNDS,
@@ -39,6 +40,7 @@ from eoslab.runs import (
     new_run_id,
     run_folders,
     runs_dir,
+    summary_row,
     write_run,
 )
 
@@ -64,23 +66,18 @@ def _fixed_row(run_id: str, i: int, w: Workload, s: _harness.LatencySamples) -> 
     by_kind: dict[str, list[float]] = {}
     for kind, ms in zip(s.kind, s.latency_ms, strict=False):
         by_kind.setdefault(kind, []).append(ms)
-    row: dict[str, Any] = {
-        "run_id": run_id,
-        "workload": i,
-        "label": w.label,
-        "mode": w.mode,
-        "commit_ms": w.commit_ms,
-        "client": "eoslab",
-        "phase": "fixed_load",
-        "round": NOT_IN_ROUNDS,
-        "position": -1,
-        "records": s.offered,
-        "seconds": s.seconds,
-        "records_per_s": s.offered / s.seconds if s.seconds else float("nan"),
-        "mb_per_s": s.offered * w.record_size / 2**20 / s.seconds if s.seconds else float("nan"),
-        "commits": 0,
-        "errors": s.errors,
-    }
+    row = summary_row(
+        run_id,
+        i,
+        w,
+        client="eoslab",
+        phase="fixed_load",
+        round_=NOT_IN_ROUNDS,
+        position=-1,
+        records=s.offered,
+        seconds=s.seconds,
+        errors=s.errors,
+    )
     for kind in ("ack", "e2e_read_committed", "e2e_read_uncommitted"):
         vals = by_kind.get(kind, [])
         row[f"{kind}_n"] = len(vals)
@@ -107,8 +104,43 @@ def _peer_row(run_id: str, i: int, w: Workload, r: PeerResult) -> dict[str, Any]
 
 def _topic(cluster: Cluster, run_id: str, w: Workload, phase: str) -> str:
     name = f"bench-{run_id}-{w.label}-{phase}-{uuid.uuid4().hex[:6]}".replace("_", "-")
-    cluster.admin.create_topic(name, partitions=w.partitions)
+    # deleted after its phase: its files leave the disk a second later (TOPIC_CONFIG), not a minute later
+    cluster.admin.create_topic(name, partitions=w.partitions, config=TOPIC_CONFIG)
     return name
+
+
+PEAK_WRITE_BPS = 150e6
+"""Bytes per second the fastest mode writes at saturation on a fast laptop (about 120 MB/s measured here)."""
+RETENTION_LAG_S = 11.0
+"""After a slice's DeleteRecords, its segments leave the disk at the next retention check
+(``log.retention.check.interval.ms`` = 10 s in the topology) plus ``file.delete.delay.ms`` (1 s)."""
+
+
+def disk_needed(m: Matrix) -> float:
+    """Bytes of free disk a run of ``m`` can fill at its peak, before trimmed records leave (3 replicas)."""
+    longest = max(
+        max((m.slice_s(w) for w in m.workloads), default=0.0) + RETENTION_LAG_S,
+        (JAVA_WARMUP_S + m.java_seconds + 1.0) if m.peer_workloads() else 0.0,
+    )
+    return PEAK_WRITE_BPS * 3 * longest
+
+
+def check_disk(cluster: Cluster, m: Matrix) -> None:
+    """Refuse, in one sentence, a run the disk under the cluster's data cannot hold (local backend; the
+    docker backend's volumes live where the engine keeps them)."""
+    if cluster.backend.name != "local":
+        return
+    from eoslab._paths import data_dir
+
+    folder = data_dir()
+    free = shutil.disk_usage(folder if folder.exists() else folder.parent).free
+    need = disk_needed(m)
+    if free < need:
+        raise BenchError(
+            f"Only {free / 1e9:.1f} GB are free on the disk holding {folder}, and this run can fill up to "
+            f"{need / 1e9:.1f} GB before its trimmed records leave: free some space, or run fewer --seconds "
+            f"per slice / --java-seconds."
+        )
 
 
 def estimate_s(m: Matrix) -> float:
@@ -125,9 +157,10 @@ def run_matrix(
     """Measure every workload of the matrix and write one run folder; returns its path."""
     from tqdm import tqdm
 
-    from eoslab._progress import progress_bar
+    from eoslab._progress import advance, progress_bar
 
     m = matrix(m) if isinstance(m, str) else m
+    check_disk(cluster, m)
     run_id = new_run_id()
     folder = runs_dir(root) / run_id
     env = fingerprint(run_id, cluster.backend.name, m.name, m.rounds, m.seconds)
@@ -151,7 +184,7 @@ def run_matrix(
                 peer = run_peer(cluster, w, t, peer_records(w, statistics.median(rates), m.java_seconds))
             finally:
                 cluster.admin.delete_topic(t)
-            bar.update(3.0 + JAVA_WARMUP_S + m.java_seconds)
+            advance(bar, 3.0 + JAVA_WARMUP_S + m.java_seconds)
             if peer is not None:
                 summary.append(_peer_row(run_id, index[w.label], w, peer))
         for w in m.workloads:
@@ -161,7 +194,7 @@ def run_matrix(
                 lat = _harness.fixed_load(bootstrap, t, w)
             finally:
                 cluster.admin.delete_topic(t)
-            bar.update(w.duration_s + 1.0)
+            advance(bar, w.duration_s + 1.0)
             summary.append(_fixed_row(run_id, index[w.label], w, lat))
             frames.append(
                 pd.DataFrame(

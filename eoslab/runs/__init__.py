@@ -20,6 +20,7 @@ runs one level deeper (``class/<learner>/<run_id>/``), and :func:`run_folders` f
 from eoslab.runs._env import describe_machine, fingerprint
 from eoslab.runs._faults import FAULT_COLUMNS, FAULTS_TABLE, fault_run_folders, read_faults, write_faults_run
 from eoslab.runs._folders import RUNS_ENV, new_run_id, run_folders, runs_dir
+from eoslab.runs._rows import summary_row
 from eoslab.runs._schema import COLUMNS, FORMAT, NOT_IN_ROUNDS, TABLES, RunsFormatError, require_format, run_format
 from eoslab.runs._tables import read_table, write_run
 from eoslab.runs._workloads import (
@@ -64,6 +65,7 @@ __all__ = [
     "run_folders",
     "run_format",
     "runs_dir",
+    "summary_row",
     "write_faults_run",
     "write_run",
 ]

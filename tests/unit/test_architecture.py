@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, ...]] = [
         "_ports",
         "_java",
         "_procs",
+        "_linechild",
         "_timeouts",
         "_librdkafka",
         "_version",

@@ -132,3 +132,27 @@ def test_the_default_run_is_planned_within_its_target():
     from eoslab.bench.targets import DEFAULT_RUN_S, REPORT_S
 
     assert estimate_s(matrix("default")) + REPORT_S <= DEFAULT_RUN_S
+
+
+def test_a_run_the_disk_cannot_hold_is_refused_in_one_sentence(tmp_path, monkeypatch):
+    """The long run once filled 48 GB in 5 minutes: trimmed segments left only at the default 5-min retention
+    check. Now they leave within ~11 s, and a run needing more free disk than there is never starts."""
+    import collections
+    import types
+
+    from eoslab.bench import producers
+    from eoslab.bench._harness import BenchError
+    from eoslab.topology import BROKER_PROPERTIES
+
+    assert BROKER_PROPERTIES["log.retention.check.interval.ms"] == "10000"
+    default, long_run = matrix("default"), matrix("default", rounds=15, seconds=10, java_peer="all", java_seconds=30)
+    assert 3e9 < producers.disk_needed(default) < producers.disk_needed(long_run) < 25e9
+    monkeypatch.setenv("EOSLAB_DATA", str(tmp_path / "kafka-data"))
+    local = types.SimpleNamespace(backend=types.SimpleNamespace(name="local"))
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(producers.shutil, "disk_usage", lambda p: usage(100e9, 99e9, 1e9))
+    with pytest.raises(BenchError, match=r"^Only 1.0 GB are free on the disk holding .*kafka-data, .*--seconds"):
+        producers.check_disk(local, default)
+    producers.check_disk(types.SimpleNamespace(backend=types.SimpleNamespace(name="docker")), default)
+    monkeypatch.setattr(producers.shutil, "disk_usage", lambda p: usage(100e9, 50e9, 50e9))
+    producers.check_disk(local, long_run)

@@ -75,3 +75,38 @@ def test_a_pipe_gets_no_bar(monkeypatch, capsys):
     t0 = time.monotonic()
     wait_until(lambda: time.monotonic() - t0 > 0.6, timeout=5, what="the slow thing", interval=0.1)
     assert capsys.readouterr().out == ""
+    # pytest with nbval imports ipykernel (and IPython) to drive notebooks: that alone is not a kernel
+    import ipykernel  # noqa: F401
+    import IPython  # noqa: F401
+
+    assert not eoslab._progress._in_kernel()
+    t0 = time.monotonic()
+    wait_until(lambda: time.monotonic() - t0 > 0.6, timeout=5, what="the slow thing", interval=0.1)
+    assert capsys.readouterr().out == ""
+
+
+def test_a_bar_that_outlasts_its_estimate_grows_instead_of_warning(monkeypatch, recwarn):
+    """tqdm warns "clamping frac to range [0, 1]" when a bar passes its total: advance() grows it."""
+    import eoslab._progress
+    from eoslab._progress import advance, progress_bar
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    with progress_bar("estimated 10 s", total=10.0, unit="s", delay=0) as bar:
+        advance(bar, 6.0)
+        assert bar.total == 10.0
+        advance(bar, 4.2)  # 0.2 s past the estimate: within tqdm's +0.5 where it clamps and warns
+        assert bar.n == bar.total == 10.2
+        bar.refresh()
+    assert not [w for w in recwarn if "clamping" in str(w.message)]
+    assert eoslab._progress._shown()
+
+
+def test_a_wait_timing_out_at_a_fractional_timeout_does_not_warn(monkeypatch, recwarn):
+    import eoslab._progress
+    from eoslab._wait import wait_until
+
+    monkeypatch.setattr(eoslab._progress, "DELAY", 0.0)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    with pytest.raises(WaitTimeout):
+        wait_until(lambda: False, timeout=0.4, what="never", interval=0.05)
+    assert not [w for w in recwarn if "clamping" in str(w.message)]
