@@ -32,7 +32,8 @@ drawing against the classes)::
     ├── PipelineError           eoslab.demos.pipeline: a processor that cannot start, a bad crash point or output value
     ├── BenchError              eoslab.bench.producers: a benchmark phase failed
     ├── NoRunsError             eoslab.analysis: a runs folder without one complete run
-    └── CheckFailed             eoslab.grading: a lab check failed (its message is the verdict)
+    ├── CheckFailed             eoslab.grading: a lab check failed (its message is the verdict)
+    └── CellFailed              eoslab.grading.lab05: the learner's loop did not get through a fault cell
 """
 
 from __future__ import annotations

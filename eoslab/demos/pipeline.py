@@ -64,6 +64,8 @@ class PipelineProcess:
     it (and the transaction becomes abortable); by default the transaction timeout.
     ``proxied``: its clients reach the brokers through the fault proxy, as ``client.id`` =
     :attr:`client_id`, so a proxy rule can hit this processor's requests and no one else's.
+    ``loop`` (``"path/to/file.py:function"`` or ``"module:function"``, eos only) runs that function
+    as the processor's loop instead of the built-in batches (:mod:`eoslab.demos.pipeline_loop`).
     """
 
     def __init__(
@@ -80,9 +82,12 @@ class PipelineProcess:
         transaction_timeout_ms: int | None = None,
         proxied: bool = False,
         message_timeout_ms: int | None = None,
+        loop: str | None = None,
     ) -> None:
         if mode not in MODES:
             raise PipelineError(f"mode={mode!r}: use one of {MODES}.")
+        if loop is not None and mode != "eos":
+            raise PipelineError(f"loop={loop!r} drives a transactional producer: use it with mode='eos'.")
         self.cluster, self.mode, self.input, self.output = cluster, mode, input, output
         self.name = name or f"{mode}-{uuid.uuid4().hex[:6]}"
         self.group = group or f"pipeline-{self.name}"
@@ -91,6 +96,7 @@ class PipelineProcess:
         self.transaction_timeout_ms = transaction_timeout_ms
         self.proxied = proxied
         self.message_timeout_ms = message_timeout_ms
+        self.loop = loop
         self.incarnation = 0
         self.proc: subprocess.Popen[bytes] | None = None
         self.paused = False
@@ -116,11 +122,14 @@ class PipelineProcess:
         """Every incarnation's history file that exists, oldest first."""
         return [p for k in range(1, self.incarnation + 1) if (p := self.history(k)).exists()]
 
-    def start(self, die_at: str | None = None, stall_at: str | None = None) -> PipelineProcess:
-        """Start a new incarnation (an error if one runs: kill or stop it first)."""
+    def start(
+        self, die_at: str | None = None, stall_at: str | None = None, *, pause_at: str | None = None
+    ) -> PipelineProcess:
+        """Start a new incarnation (an error if one runs: kill or stop it first). ``pause_at`` (the
+        points of ``die_at``) makes it SIGSTOP itself there: :meth:`wait_paused`, then :meth:`resume`."""
         if self.running:
             raise PipelineError(f"The processor {self.name!r} runs (pid {self.pid}): kill() or stop() it first.")
-        parse_die_at(die_at), parse_die_at(stall_at)  # a bad spec fails here, not in the child
+        parse_die_at(die_at), parse_die_at(stall_at), parse_die_at(pause_at)  # a bad spec fails here
         self.incarnation += 1
         self.history_dir.mkdir(parents=True, exist_ok=True)
         cmd = [
@@ -135,10 +144,14 @@ class PipelineProcess:
             cmd += ["--die-at", die_at]
         if stall_at:
             cmd += ["--stall-at", stall_at]
+        if pause_at:
+            cmd += ["--pause-at", pause_at]
         if self.transaction_timeout_ms is not None:
             cmd += ["--transaction-timeout-ms", str(self.transaction_timeout_ms)]
         if self.message_timeout_ms is not None:
             cmd += ["--message-timeout-ms", str(self.message_timeout_ms)]
+        if self.loop is not None:
+            cmd += ["--loop", self.loop]
         # stderr to a file, not a pipe: librdkafka logs there, and a pipe nobody reads stalls a long run
         with self.stderr_file().open("wb") as err:
             self.proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=err)
@@ -204,6 +217,21 @@ class PipelineProcess:
                 what=f"processor {self.name} to stop on SIGSTOP",
                 progress=False,
             )
+        return self
+
+    def wait_paused(self, timeout: float = EXIT_WAIT) -> PipelineProcess:
+        """Until the incarnation started with ``pause_at`` stopped itself there (an error if it exits)."""
+
+        def stopped() -> bool:
+            if not self.running:
+                raise PipelineError(
+                    f"The processor {self.name!r} exited ({self.returncode}) before it paused: "
+                    f"{self.stderr().strip() or 'no message'}"
+                )
+            return self.state == psutil.STATUS_STOPPED
+
+        wait_until(stopped, timeout=timeout, what=f"processor {self.name} to SIGSTOP itself", fatal=(PipelineError,))
+        self.paused = True
         return self
 
     def resume(self) -> PipelineProcess:

@@ -10,6 +10,10 @@ with ``consumer_group_metadata()`` fetched right before the call: with KIP-848 g
 epoch gets ILLEGAL_GENERATION). ``--mode alo``: the same transform, an idempotent producer, the
 offsets committed (synchronously) after every output of the batch is acknowledged.
 
+``--loop FILE.py:FUNCTION`` (eos): the function, a learner's ``run(pipe)``, drives the transactions
+instead of :meth:`Processor.eos_batch`; the :class:`eoslab.demos.pipeline_loop.Pipe` it gets records
+the history, so what the checker reads is what the loop really did.
+
 SIGTERM ends it cleanly after the current batch (exit 0). A fatal or fenced producer exits 3, an
 error it does not know exits 4, each with one line on stderr.
 """
@@ -22,12 +26,14 @@ import os
 import signal
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, Producer, TopicPartition
 
 from eoslab._timeouts import CLIENT_CALL
+from eoslab.demos.pipeline_loop import Pipe, load_loop
 from eoslab.demos.pipeline_parts import FENCED, Action, PipelineError, classify, output_value, parse_die_at
 from eoslab.history import HistoryWriter, Position
 
@@ -74,6 +80,7 @@ class Processor:
         self.h = HistoryWriter(args.history, process=self.process)
         self.die_at = parse_die_at(args.die_at)
         self.stall_at = parse_die_at(args.stall_at)
+        self.pause_at = parse_die_at(args.pause_at)
         self.stopping = False
         self.seq = 0  # sends so far: makes every output value unique
         self.failed = 0  # delivery reports with an error, in the current batch
@@ -90,34 +97,39 @@ class Processor:
         }
         debug = os.environ.get(DEBUG_ENV)  # librdkafka's own log, on stderr (e.g. "eos,cgrp,broker")
         self.consumer = Consumer({**self.consumer_conf, **({"debug": debug} if debug else {})})
-        producer: dict[str, Any] = {
+        self.producer_config: dict[str, Any] = {
             "bootstrap.servers": args.bootstrap,
             "client.id": args.client_id,
             "acks": "all",
             "linger.ms": 5,
         }
         if args.mode == "eos":
-            producer |= {
+            self.producer_config |= {
                 "transactional.id": args.transactional_id,
                 "transaction.timeout.ms": args.transaction_timeout_ms,
             }
             if args.message_timeout_ms is not None:  # librdkafka's default is transaction.timeout.ms itself
-                producer["message.timeout.ms"] = args.message_timeout_ms
+                self.producer_config["message.timeout.ms"] = args.message_timeout_ms
         else:
-            producer |= {"enable.idempotence": True}
+            self.producer_config |= {"enable.idempotence": True}
         if debug:
-            producer["debug"] = debug
-        self.producer = Producer(producer)
+            self.producer_config["debug"] = debug
+        self.producer = Producer(self.producer_config)
+        self.loop = load_loop(args.loop) if args.loop else None
 
     # -- the pieces both modes share ------------------------------------------------------------
     def die_if(self, point: str) -> None:
-        """The test hook: SIGKILL this process at ``point`` of batch N (``--die-at point:N``)."""
+        """The test hooks at ``point`` of batch N: SIGKILL (``--die-at point:N``), sleep past the
+        transaction timeout (``--stall-at``), SIGSTOP (``--pause-at``)."""
         if self.die_at == (point, self.batch):
             os.kill(os.getpid(), signal.SIGKILL)
         if self.stall_at == (point, self.batch):
             # past transaction.timeout.ms the coordinator aborts the open transaction (its check runs every
             # transaction.abort.timed.out.transaction.cleanup.interval.ms = 1 s here) and bumps the epoch
             time.sleep(self.args.transaction_timeout_ms / 1000 + STALL_MARGIN)
+        if self.pause_at == (point, self.batch):
+            # SIGSTOP itself: every thread stops (no heartbeat), as a long GC pause; whoever started it resumes it
+            os.kill(os.getpid(), signal.SIGSTOP)
 
     def on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         committed = consumer.committed(partitions, timeout=CLIENT_CALL)
@@ -175,14 +187,20 @@ class Processor:
                     raise
                 print(f"{self.process}: retrying after {err.name()}: {err.str()}", file=sys.stderr)
 
-    # -- the two loops --------------------------------------------------------------------------
+    def poll_batch(self) -> list[Message]:
+        """Up to BATCH input records (none within POLL_TIMEOUT: ``[]``)."""
+        return [m for m in self.consumer.consume(BATCH, POLL_TIMEOUT) if m.error() is None]
+
+    # -- the loops --------------------------------------------------------------------------------
     def run(self) -> int:
         self.consumer.subscribe([self.args.input], on_assign=self.on_assign)
+        if self.loop is not None:
+            return self.run_loop(self.loop)
         if self.args.mode == "eos":
             self.call(lambda: self.producer.init_transactions(CLIENT_CALL))
         try:
             while not self.stopping:
-                msgs = [m for m in self.consumer.consume(BATCH, POLL_TIMEOUT) if m.error() is None]
+                msgs = self.poll_batch()
                 if msgs:
                     self.batch += 1
                     (self.eos_batch if self.args.mode == "eos" else self.alo_batch)(msgs)
@@ -193,6 +211,27 @@ class Processor:
             err = e.args[0]
             print(f"{self.process}: stopping on {err.name()} (fatal={err.fatal()}): {err.str()}", file=sys.stderr)
             return EXIT_FATAL if err.fatal() or err.name() in FENCED else EXIT_UNKNOWN
+        finally:
+            self.h.close()
+        self.consumer.close()
+        return 0
+
+    def run_loop(self, loop: Callable[[Pipe], Any]) -> int:
+        """The learner's loop instead of :meth:`eos_batch`: it returns (exit 0), or raises (3 if the
+        producer is fenced or fatal, 4 otherwise, the error on stderr)."""
+        pipe = Pipe(self, lambda: Producer(self.producer_config))
+        try:
+            loop(pipe)
+        except KafkaException as e:
+            err = e.args[0]
+            print(
+                f"{self.process}: the loop stopped on {err.name()} (fatal={err.fatal()}): {err.str()}", file=sys.stderr
+            )
+            return EXIT_FATAL if err.fatal() or err.name() in FENCED else EXIT_UNKNOWN
+        except Exception as e:  # noqa: BLE001 - the learner's code: say where it failed, exit
+            traceback.print_exc(file=sys.stderr)
+            print(f"{self.process}: the loop raised {type(e).__name__}: {e}", file=sys.stderr)
+            return EXIT_UNKNOWN
         finally:
             self.h.close()
         self.consumer.close()
@@ -211,6 +250,7 @@ class Processor:
             self.die_if("after-offsets")
             self.call(lambda: self.producer.commit_transaction(CLIENT_CALL))  # a timeout: retry the commit, never abort
             self.h.committed(txn, offsets, transactional_id=self.args.transactional_id)
+            self.die_if("after-commit")
         except KafkaException as e:
             err = e.args[0]
             action = classify(err)
@@ -234,6 +274,7 @@ class Processor:
             err = e.args[0]
             raise _Stop(EXIT_UNKNOWN, f"stopping: the offset commit failed with {err.name()}: {err.str()}") from None
         self.h.committed(None, offsets)
+        self.die_if("after-commit")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -249,11 +290,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--process", required=True, help="this incarnation's name in the history (the pid is added)")
     ap.add_argument("--die-at", help="POINT:N, SIGKILL itself at POINT of batch N (a test hook)")
     ap.add_argument("--stall-at", help="POINT:N, sleep past transaction.timeout.ms at POINT of batch N (a test hook)")
+    ap.add_argument("--pause-at", help="POINT:N, SIGSTOP itself at POINT of batch N (a test hook; SIGCONT resumes)")
     ap.add_argument("--transaction-timeout-ms", type=int, default=TRANSACTION_TIMEOUT_MS)
     ap.add_argument("--message-timeout-ms", type=int, help="eos: message.timeout.ms (<= the transaction timeout)")
+    ap.add_argument("--loop", help="eos: FILE.py:FUNCTION or MODULE:FUNCTION, run instead of the built-in batches")
     args = ap.parse_args(argv)
     if args.mode == "eos" and not args.transactional_id:
         ap.error("--mode eos needs --transactional-id")
+    if args.loop and args.mode != "eos":
+        ap.error("--loop drives a transactional producer: use it with --mode eos")
     return args
 
 

@@ -118,6 +118,8 @@ DIE_POINTS = {
     "(eos: the transaction is open, nothing sent to the transaction coordinator about offsets)",
     "after-offsets": "eos only: the offsets are in the transaction (send_offsets_to_transaction returned), "
     "commit_transaction not called",
+    "after-commit": "the batch is committed (eos: commit_transaction returned; alo: the offset commit "
+    "returned), the next batch not polled",
 }
 """Where ``--die-at POINT:N`` makes a processor SIGKILL itself, at its N-th batch (and ``--stall-at``
 makes it sleep past its transaction timeout): a fault at a known place, so a test cannot pass by luck

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import linecache
 import re
 import textwrap
 from pathlib import Path
@@ -79,6 +80,13 @@ def answer_cell(solution: dict[str, Any], task: str) -> tuple[str, str]:
     return _source(answers[0]), _source(check)
 
 
+def compiled(source: str, name: str) -> Any:
+    """``compile`` as IPython does it for a cell: the source stays in ``linecache`` under ``name``, so
+    ``inspect.getsource`` finds a function the cell defines (lab 05's check writes it to a file)."""
+    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+    return compile(source, name, "exec")
+
+
 _LAB_STATE: dict[str, dict[str, Any]] = {}
 
 
@@ -90,7 +98,7 @@ def lab_namespace(lab: str) -> dict[str, Any]:
         ns: dict[str, Any] = {"__name__": "__main__"}
         for cell in nb["cells"]:
             if cell["cell_type"] == "code" and cell["id"] not in graded:
-                exec(compile(_source(cell), f"<{lab}:{cell['id']}>", "exec"), ns)  # noqa: S102 - the lab's own cells
+                exec(compiled(_source(cell), f"<{lab}:{cell['id']}>"), ns)  # noqa: S102 - the lab's own cells
         _LAB_STATE[lab] = ns
     return _LAB_STATE[lab]
 
@@ -99,9 +107,9 @@ def lab_namespace(lab: str) -> dict[str, Any]:
 def test_wrong_answer_fails_its_task_with_a_hint(healed, lab, task, code, match):
     answer, check = answer_cell(_notebook("solutions", lab), task)
     ns = dict(lab_namespace(lab))
-    exec(compile(with_answer(answer, code), f"<{lab}:{task} answer>", "exec"), ns)  # noqa: S102 - the row's answer
+    exec(compiled(with_answer(answer, code), f"<{lab}:{task} answer>"), ns)  # noqa: S102 - the row's answer
     with pytest.raises(CheckFailed) as failed:
-        exec(compile(check, f"<{lab}:{task} check>", "exec"), ns)  # noqa: S102 - the lab's check cell
+        exec(compiled(check, f"<{lab}:{task} check>"), ns)  # noqa: S102 - the lab's check cell
     message = str(failed.value)
     assert message.startswith(f"{task}: ") and " Hint: " in message, message
     if match is None or not re.search(re.escape(CRASHED), match):

@@ -87,7 +87,7 @@ def test_a_process_name_with_the_separator_is_refused():
 def test_parse_die_at():
     assert parse_die_at(None) is None
     assert parse_die_at("after-produce:3") == ("after-produce", 3)
-    assert set(DIE_POINTS) == {"after-produce", "after-offsets"}
+    assert set(DIE_POINTS) == {"after-produce", "after-offsets", "after-commit"}
     for bad in ["after-produce", "after-produce:0", "after-produce:x", "nowhere:1", ":2"]:
         with pytest.raises(PipelineError):
             parse_die_at(bad)
