@@ -117,6 +117,12 @@ def overhead_verdict(row: pd.Series) -> str:
     return "slower than acks_all" if row.get("overhead", row.get("median")) > 0 else "faster than acks_all"
 
 
+def rounds_for(f: RunFigures, effect: float) -> int:
+    """Rounds a run like ``f`` would need to resolve ``effect``: a bootstrap interval's half-width shrinks
+    as 1/√rounds (at least 3 rounds: below that there is no interval)."""
+    return max(3, math.ceil(f.rounds * (f.resolvable / effect) ** 2))
+
+
 def takeaways(f: RunFigures) -> list[str]:
     """The sentences this run supports, each decided by its intervals (never fixed text)."""
     m = f.modes.set_index("label", drop=False)
@@ -127,8 +133,9 @@ def takeaways(f: RunFigures) -> list[str]:
             + (
                 "enough for the published ≈ 3 % (Confluent, 1 KB records, 100 ms commits)."
                 if f.resolvable < 0.03
-                else "a 3 % effect (the published figure) is below what it can tell from zero; "
-                "a longer run (`eoslab bench producers --rounds 15 --seconds 10`) narrows the intervals."
+                else "a 3 % effect (the published figure) is below what it can tell from zero; intervals narrow "
+                f"as 1/√rounds, so about {rounds_for(f, 0.03)} rounds would resolve it "
+                f"(`eoslab bench producers --rounds {rounds_for(f, 0.03)} --seconds 10`)."
             )
         )
     if "idempotent" in m.index:

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from eoslab import analysis as A
+from eoslab.analysis._report import rounds_for as _rounds_for
 from eoslab.analysis._synthetic import JAVA_RATIO, TRUE_OVERHEAD, true_overhead
 from eoslab.runs import MATRICES, RunsFormatError, read_table
 
@@ -96,6 +97,9 @@ def test_the_sentences_follow_the_data(spark, tmp_path):
     assert "lies inside this run's interval" in q and "intervals do not overlap" in q
     assert "Idempotence vs acks=all: +1.0%" in q and "a cost this run resolves" in q
     assert "not resolved by this run" in n and "cannot say that a longer commit interval costs less" in n
+    # the rounds it suggests follow from its own interval (1/√rounds), never a fixed command
+    k = _rounds_for(noisy, 0.03)
+    assert k > noisy.rounds and f"--rounds {k} " in n
     cmp = A.compare(quiet.modes)
     assert cmp.set_index("published").loc["+3%", "agrees"] == True  # noqa: E712
     report = A.report_text(quiet)
@@ -121,3 +125,13 @@ def test_an_older_kits_run_is_refused_in_one_sentence(spark, tmp_path):
         A.load_runs(spark, tmp_path)
     with pytest.raises(RunsFormatError, match="older kit"):
         read_table("summary", tmp_path)
+
+
+def test_the_rounds_to_resolve_an_effect_scale_as_one_over_root_rounds():
+    import types
+
+    from eoslab.analysis._report import rounds_for
+
+    long_run = types.SimpleNamespace(rounds=15, resolvable=0.046)  # the long quiet run of docs/
+    assert rounds_for(long_run, 0.03) == 36  # 15 × (4.6 / 3)² = 35.3
+    assert rounds_for(types.SimpleNamespace(rounds=4, resolvable=0.01), 0.03) == 3
