@@ -29,3 +29,14 @@ def test_every_lab_has_graded_cells_with_unique_ids(path):
     assert cells, f"{path.name} has no graded cells"
     assert len({c["cell_id"] for c in cells}) == len(cells)
     assert len({c["task"] for c in cells}) == len(cells)
+
+
+def test_every_test_module_has_its_own_name():
+    """tests/ has no __init__.py: pytest imports each test file by its basename, so two files of one name
+    (tests/unit/x.py and tests/integration/x.py) stop `make test` at collection, though each half passes."""
+    import collections
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parents[1]
+    names = collections.Counter(p.name for p in tests.rglob("test_*.py"))
+    assert [n for n, k in names.items() if k > 1] == []
