@@ -210,6 +210,11 @@ def _finish(
     return exp
 
 
+def _last_dropped(proxy: Proxy, client_id: str, api: str) -> dict[str, Any]:
+    """The latest request (or answer) of ``api`` the proxy dropped for ``client_id``: the one a rule just hit."""
+    return next(r for r in reversed(proxy.trace(client_id=client_id, api=api)) if "dropped" in r["fate"])
+
+
 def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | None = None) -> Experiment:
     """Transaction N's EndTxn(commit) delivered again while N+1 is open (librdkafka, original protocol)."""
     proxy = Proxy.connect(cluster)
@@ -224,7 +229,7 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
         p.start()
         feeder.start()
         _wait_fired(p, lost, "the processor's 2nd EndTxn")
-        row = next(r for r in reversed(proxy.trace(client_id=p.client_id, api="EndTxn")) if "dropped" in r["fate"])
+        row = _last_dropped(proxy, p.client_id, "EndTxn")
         exp.late_request = {"broker": row["broker"], "version": row["version"], **row["request"]}
         n = _commits(p) + 1
         exp.notes.append(
@@ -274,7 +279,7 @@ def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path |
         p.start()
         feeder.start()
         _wait_fired(p, lost, "the processor's 3rd Produce")
-        row = next(r for r in reversed(proxy.trace(client_id=p.client_id, api="Produce")) if "dropped" in r["fate"])
+        row = _last_dropped(proxy, p.client_id, "Produce")
         n = _commits(p) + 1
         exp.late_request = {"row": row["id"], "broker": row["broker"], **(row["request"]["items"] or [{}])[0]}
         exp.notes.append(f"a Produce of transaction {n} (to broker {row['broker']}) lost on its way")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from eoslab.runs._folders import runs_dir
 from eoslab.runs._schema import RunsFormatError, check_columns
+from eoslab.runs._tables import concat_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,15 +70,8 @@ def write_faults_run(folder: Path, rows: list[dict[str, Any]], env: dict[str, An
 
 def read_faults(root: str | Path | None = None) -> pd.DataFrame:
     """Every faults run's rows under ``root`` with pandas, each tagged with its ``run`` folder."""
-    import pandas as pd
-
     base = runs_dir(root)
     folders = fault_run_folders(base)
     if not folders:
         raise FileNotFoundError(f"no faults runs under {base}: run `eoslab bench faults` first")
-    frames = []
-    for f in folders:
-        df = pd.read_parquet(f / f"{FAULTS_TABLE}.parquet")
-        df["run"] = str(f.relative_to(base))
-        frames.append(df)
-    return pd.concat(frames, ignore_index=True)
+    return concat_table(base, folders, FAULTS_TABLE)

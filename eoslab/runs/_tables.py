@@ -55,13 +55,19 @@ def write_run(
 def read_table(name: str, root: str | Path | None = None) -> pd.DataFrame:
     """One table of every run under ``root`` (see :func:`runs_dir`) with pandas, each row tagged
     with its ``run`` (the folder, relative to the root)."""
-    import pandas as pd
 
     base = runs_dir(root)
     folders = run_folders(base)
     if not folders:
         raise FileNotFoundError(f"no runs under {base}: run the Setup cell first")
     require_format(folders)
+    return concat_table(base, folders, name)
+
+
+def concat_table(base: Path, folders: list[Path], name: str) -> pd.DataFrame:
+    """Table ``name`` of every run folder, one frame, each row with its run (the folder below ``base``)."""
+    import pandas as pd
+
     frames = []
     for f in folders:
         df = pd.read_parquet(f / f"{name}.parquet")

@@ -9,6 +9,7 @@ marker (KIP-98): the broker never rewrites a batch for a consumer. The proxy dec
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
@@ -52,31 +53,36 @@ def traced_read(log: WrittenLog, isolation: str = "read_committed", timeout: flo
     return sorted(got), rows
 
 
-def fetch_frame(rows: list[dict[str, Any]], topic: str, partition: int) -> pd.DataFrame:
-    """The Fetch responses that carried data for the partition: offsets asked, HW, LSO, aborted list, batches."""
-    import pandas as pd
-
-    out = []
+def _exchanges(rows: list[dict[str, Any]], topic: str, partition: int) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
+    """Each data-carrying answer for the partition: (the request's isolation level, the offset it asked
+    from, the response's partition entry)."""
     for r in rows:
         req, resp = r.get("request") or {}, r.get("response") or {}
         asked = {(p["topic"], p["partition"]): p["fetch_offset"] for p in req.get("partitions") or []}
         for p in resp.get("partitions") or []:
-            if (p["topic"], p["partition"]) != (topic, partition) or not p["batches"]:
-                continue
-            out.append(
-                {
-                    "isolation": req.get("isolation_level"),
-                    "fetch_offset": asked.get((topic, partition)),
-                    "high_watermark": p["high_watermark"],
-                    "last_stable_offset": p["last_stable_offset"],
-                    "aborted_transactions": p["aborted_transactions"],
-                    "batches (offsets, producer, kind)": [
-                        f"{b['base_offset']}-{b['last_offset']} pid {b['producer_id']} "
-                        + (f"{b['marker']} marker" if b["control"] else "txn" if b["transactional"] else "plain")
-                        for b in p["batches"]
-                    ],
-                }
-            )
+            if (p["topic"], p["partition"]) == (topic, partition) and p["batches"]:
+                yield req.get("isolation_level"), asked.get((topic, partition)), p
+
+
+def fetch_frame(rows: list[dict[str, Any]], topic: str, partition: int) -> pd.DataFrame:
+    """The Fetch responses that carried data for the partition: offsets asked, HW, LSO, aborted list, batches."""
+    import pandas as pd
+
+    out = [
+        {
+            "isolation": isolation,
+            "fetch_offset": offset,
+            "high_watermark": p["high_watermark"],
+            "last_stable_offset": p["last_stable_offset"],
+            "aborted_transactions": p["aborted_transactions"],
+            "batches (offsets, producer, kind)": [
+                f"{b['base_offset']}-{b['last_offset']} pid {b['producer_id']} "
+                + (f"{b['marker']} marker" if b["control"] else "txn" if b["transactional"] else "plain")
+                for b in p["batches"]
+            ],
+        }
+        for isolation, offset, p in _exchanges(rows, topic, partition)
+    ]
     return pd.DataFrame(out)
 
 
@@ -89,21 +95,14 @@ def fetch_mermaid(rows: list[dict[str, Any]], topic: str, partition: int, return
     """The consumer's data-carrying Fetch exchanges as a Mermaid sequence diagram (this run's numbers)."""
     leader = next((r["broker"] for r in rows), "?")
     lines = ["sequenceDiagram", "    participant C as read_committed consumer", f"    participant L as Broker {leader}"]
-    for r in rows:
-        req, resp = r.get("request") or {}, r.get("response") or {}
-        asked = {(p["topic"], p["partition"]): p["fetch_offset"] for p in req.get("partitions") or []}
-        for p in resp.get("partitions") or []:
-            if (p["topic"], p["partition"]) != (topic, partition) or not p["batches"]:
-                continue
-            lines.append(f"    C->>L: Fetch {req.get('isolation_level')} from offset {asked.get((topic, partition))}")
-            aborted = ", ".join(
-                f"pid {a['producer_id']} from {a['first_offset']}" for a in p["aborted_transactions"] or []
-            )
-            first, last = p["batches"][0]["base_offset"], p["batches"][-1]["last_offset"]
-            lines.append(
-                f"    L-->>C: batches {first}..{last} (aborted ones included), HW {p['high_watermark']}, "
-                f"LSO {p['last_stable_offset']}, aborted: [{aborted or 'none'}]"
-            )
+    for isolation, offset, p in _exchanges(rows, topic, partition):
+        lines.append(f"    C->>L: Fetch {isolation} from offset {offset}")
+        aborted = ", ".join(f"pid {a['producer_id']} from {a['first_offset']}" for a in p["aborted_transactions"] or [])
+        first, last = p["batches"][0]["base_offset"], p["batches"][-1]["last_offset"]
+        lines.append(
+            f"    L-->>C: batches {first}..{last} (aborted ones included), HW {p['high_watermark']}, "
+            f"LSO {p['last_stable_offset']}, aborted: [{aborted or 'none'}]"
+        )
     kept = ", ".join(map(str, returned)) or "nothing"
     lines.append(f"    Note over C: drops aborted batches and markers itself, returns offsets {kept}")
     return "\n".join(lines) + "\n"
