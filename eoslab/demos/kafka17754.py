@@ -16,7 +16,8 @@ the fault proxy, makes one request "late", and lets the history checker judge th
   ``Committed=true``.
 - :func:`delayed_produce`: a Produce of transaction N is lost on its way; while N+1 is open, the proxy
   replays the lost copy byte for byte.
-- :func:`delayed_endtxn_java`: the delayed EndTxn with the Java 4.1 client (TV2, EndTxn v5).
+- :func:`eoslab.demos.kafka17754_java.delayed_endtxn_java`: the delayed EndTxn with the Java 4.1
+  client (TV2, EndTxn v5), in its own module.
 
 A late copy is a request the client sent once more, delivered later: the coordinator or the leader
 cannot tell it from the original (they match producer id, epoch and, for Produce, sequence numbers;
@@ -25,6 +26,8 @@ and the checker's verdict are the experiment's results: the cluster decides, not
 
 Timeouts: ``transaction.timeout.ms`` = 10 s, so librdkafka's ``socket.timeout.ms`` = 9.9 s (derived
 in transactional mode) is how long a lost request waits before its resend; CATCH_UP of the processor.
+The delayed Produce's processor sets ``message.timeout.ms`` = 4 s (PRODUCE_MESSAGE_TIMEOUT_MS), well
+inside the transaction timeout: see there why.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from eoslab.clients import producer
 from eoslab.demos.pipeline import PipelineProcess
 from eoslab.demos.pipeline_parts import origin_of
 from eoslab.demos.pipeline_plan import layout
-from eoslab.faults import Fault, Proxy
+from eoslab.faults import Fault, Proxy, error_name
 from eoslab.history import Aborted, Committed, Verdict, check, read_both, read_final, read_history
 
 if TYPE_CHECKING:
@@ -129,7 +132,7 @@ class _Feeder(threading.Thread):
 
 
 def _setup(
-    cluster: Cluster, variant: str, records: int, run_dir: Path | None
+    cluster: Cluster, variant: str, records: int, run_dir: Path | None, **process_kwargs: Any
 ) -> tuple[PipelineProcess, str, str, _Feeder]:
     name = f"k17754-{variant}-{uuid.uuid4().hex[:6]}".replace("_", "-")
     plan = layout(cluster, "drop_endtxn_response", name)  # the course's layout, no victim
@@ -149,6 +152,7 @@ def _setup(
         transactional_id=plan.transactional_id,
         transaction_timeout_ms=TXN_TIMEOUT_MS,
         proxied=True,
+        **process_kwargs,
     )
     return p, src, out, feeder
 
@@ -158,6 +162,17 @@ LATE_CLIENT = "eoslab-late-copy"
 HOLD_S = 5.0
 """How long the Produce that keeps transaction N+1 open is held: the late copy is sent within
 milliseconds of the proxy seeing it."""
+PRODUCE_MESSAGE_TIMEOUT_MS = 4000
+"""message.timeout.ms of the delayed Produce's processor. librdkafka times a Produce request out at its
+first record's remaining message timeout when that is shorter than socket.timeout.ms (rdkafka_request.c),
+so the lost Produce fails within ~5 s (4 s + librdkafka's 1 s timeout scan) and the processor's abort
+reaches the coordinator ~5 s before the coordinator's own timeout abort (transaction.timeout.ms = 10 s
+after the transaction began, checked every second). With librdkafka's default (message.timeout.ms =
+transaction.timeout.ms) both come at ~10 s and race: seen once in CI, the coordinator's abort came first,
+bumped the epoch, and the processor's own EndTxn(abort) was answered _FENCED (fatal)."""
+PRODUCE_HOLD_S = 2.0
+"""The delayed Produce holds the next transaction's Produce this long (shorter than its message
+timeout, so the held records are not failed too)."""
 
 
 def plan_leaders(cluster: Cluster, topic: str) -> tuple[int, int]:
@@ -236,7 +251,7 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
             f"EndTxn(commit) of transaction {n} reached the coordinator (broker {row['broker']}); its answer was lost"
         )
         # librdkafka resends it after socket.timeout.ms (9.9 s); transaction n commits
-        wait_until(lambda: _commits(p) >= n, timeout=STEP_WAIT, what=f"transaction {n} to commit", progress=False)
+        _wait_commits(p, n)
         exp.notes.append(f"librdkafka sent it again after socket.timeout.ms, answered NONE: transaction {n} committed")
         # transaction n+1: its Produce to partition 0's leader is written and its answer held; its Produce to
         # partition 1's leader is lost (librdkafka fails those records after message.timeout.ms = 10 s)
@@ -253,7 +268,7 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
         }
         answer = proxy.request(row["broker"], "EndTxn", body, version=row["version"], client_id=LATE_CLIENT)
         code = int(answer.get("ErrorCode", 0))
-        exp.late_answer = {"error_code": code, "error": _error_name(code)}
+        exp.late_answer = {"error_code": code, "error": error_name(code)}
         exp.notes.append(
             f"transaction {m}: its Produce to broker {p0} written (answer held), its Produce to broker {p1} lost"
         )
@@ -269,10 +284,24 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
         p.kill()
 
 
+def _wait_commits(p: PipelineProcess, n: int) -> None:
+    """Until the processor has committed ``n`` transactions; one sentence if it stopped instead."""
+
+    def committed() -> bool:
+        if _commits(p) >= n:
+            return True
+        if not p.running:
+            last = (p.stderr().strip().splitlines() or ["no message"])[-1]
+            raise RuntimeError(f"{p.name} exited ({p.returncode}) before transaction {n} committed: {last}")
+        return False
+
+    wait_until(committed, timeout=STEP_WAIT, what=f"transaction {n} to commit", fatal=(RuntimeError,), progress=False)
+
+
 def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | None = None) -> Experiment:
     """A Produce of transaction N replayed byte for byte while N+1 is open (librdkafka, original protocol)."""
     proxy = Proxy.connect(cluster)
-    p, src, out, feeder = _setup(cluster, "produce", records, run_dir)
+    p, src, out, feeder = _setup(cluster, "produce", records, run_dir, message_timeout_ms=PRODUCE_MESSAGE_TIMEOUT_MS)
     exp = Experiment("delayed Produce", "librdkafka (original protocol)")
     lost = proxy.drop_request(api="Produce", client_id=p.client_id, nth=3, times=1).inject()
     try:
@@ -283,15 +312,15 @@ def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path |
         n = _commits(p) + 1
         exp.late_request = {"row": row["id"], "broker": row["broker"], **(row["request"]["items"] or [{}])[0]}
         exp.notes.append(f"a Produce of transaction {n} (to broker {row['broker']}) lost on its way")
-        wait_until(lambda: _commits(p) >= n, timeout=STEP_WAIT, what=f"transaction {n} to commit", progress=False)
+        _wait_commits(p, n)
         aborts = [e for e in read_history(p.history()).events if isinstance(e, Aborted)]
         exp.notes.append(
-            f"librdkafka did not resend it: its records failed after message.timeout.ms; the processor aborted "
-            f"({aborts[0].reason}) and redid the batch"
+            f"librdkafka did not resend it: its records failed after message.timeout.ms "
+            f"({PRODUCE_MESSAGE_TIMEOUT_MS / 1000:g} s); the processor aborted ({aborts[0].reason}) and redid the batch"
             if aborts
             else "librdkafka resent it after socket.timeout.ms; the transaction committed"
         )
-        hold = proxy.delay_response(HOLD_S, api="Produce", client_id=p.client_id, times=1).inject()
+        hold = proxy.delay_response(PRODUCE_HOLD_S, api="Produce", client_id=p.client_id, times=1).inject()
         _wait_fired(p, hold, "a Produce of a later transaction")
         m = _commits(p) + 1 + len([e for e in read_history(p.history()).events if isinstance(e, Aborted)])
         answer = proxy.replay(row["id"])
@@ -303,117 +332,6 @@ def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path |
         return _finish(cluster, exp, p, proxy, src, out, feeder)
     finally:
         p.kill()
-
-
-def _error_name(code: int) -> str:
-    if code == 0:
-        return "NONE"
-    from confluent_kafka import KafkaError
-
-    try:
-        return str(KafkaError(code).name())
-    except Exception:  # noqa: BLE001 - an unknown code is shown as its number
-        return str(code)
-
-
-JAVA_REQUEST_TIMEOUT_MS = 5000
-"""request.timeout.ms of the Java producer: how long it waits for the lost EndTxn's answer before it
-resends (its default is 30 s); delivery.timeout.ms must be at least linger + this."""
-JAVA_TRANSACTIONS = 5
-JAVA_RECORDS_PER_TXN = 10
-
-
-def delayed_endtxn_java(cluster: Cluster, *, run_dir: Path | None = None) -> Experiment:
-    """The delayed EndTxn with the Java 4.1 client (transaction version 2: every EndTxn bumps the epoch).
-
-    No consumer here: a transactional producer writes JAVA_TRANSACTIONS transactions of numbered records
-    (each record's "origin" is its number), and its history is recorded from the client's answers."""
-    from eoslab.history import HistoryWriter, Position, Sent
-    from eoslab.java_client import JavaProducer
-
-    proxy = Proxy.connect(cluster)
-    name = f"k17754-java-{uuid.uuid4().hex[:6]}"
-    plan = layout(cluster, "drop_endtxn_response", name)
-    out = f"exp-{name}-out"
-    cluster.admin.create_topic(out, replica_assignment=plan.outputs)
-    folder = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix=f"eoslab-{name}-"))
-    folder.mkdir(parents=True, exist_ok=True)
-    process = f"{name}-1"
-    client_id = f"pipeline-{name}"
-    exp = Experiment("delayed EndTxn", "Java 4.1 (transaction version 2)")
-    history = folder / f"{name}-1.jsonl"
-    config = {
-        "bootstrap.servers": cluster.bootstrap_servers(proxied=True),
-        "client.id": client_id,
-        "transactional.id": plan.transactional_id,
-        "acks": "all",
-        "enable.idempotence": "true",
-        "linger.ms": "0",
-        "request.timeout.ms": str(JAVA_REQUEST_TIMEOUT_MS),
-        "delivery.timeout.ms": str(3 * JAVA_REQUEST_TIMEOUT_MS),
-        "transaction.timeout.ms": str(TXN_TIMEOUT_MS),
-    }
-    lost = proxy.drop_request(api="EndTxn", client_id=client_id, nth=2, times=1).inject()
-    n = 0
-    try:
-        with HistoryWriter(history, process=process) as h, JavaProducer(config, name=name).start() as jp:
-            jp.init_transactions()
-            row: dict[str, Any] | None = None
-            for txn in range(1, JAVA_TRANSACTIONS + 1):
-                jp.begin_transaction()
-                values = [f"java|{txn}|{i}|{name}" for i in range(JAVA_RECORDS_PER_TXN)]
-                for i, v in enumerate(values):
-                    jp.send(out, i % 2, v)
-                answer = jp.flush()
-                ids = jp.producer_id_and_epoch()
-                for i, (v, d) in enumerate(zip(values, answer.get("delivered", []), strict=False)):
-                    h.write(
-                        Sent(process, time.time(), out, i % 2, None if d["error"] else d["offset"], v,
-                             source=Position("java-input", 0, (txn - 1) * JAVA_RECORDS_PER_TXN + i), txn=txn,
-                             transactional_id=plan.transactional_id, producer_id=ids.get("producer_id"),
-                             producer_epoch=ids.get("producer_epoch"), error=d["error"])
-                    )  # fmt: skip
-                if row is not None and not exp.late_answer:  # transaction n+1 is open and has written: now
-                    body = {
-                        "TransactionalId": row["request"]["transactional_id"],
-                        "ProducerId": row["request"]["producer_id"],
-                        "ProducerEpoch": row["request"]["producer_epoch"],
-                        "Committed": True,
-                    }
-                    late = proxy.request(row["broker"], "EndTxn", body, version=row["version"], client_id=LATE_CLIENT)
-                    code = int(late.get("ErrorCode", 0))
-                    exp.late_answer = {"error_code": code, "error": _error_name(code)}
-                    exp.notes.append(
-                        f"the late copy of transaction {n}'s EndTxn v{row['version']} (epoch {body['ProducerEpoch']}) "
-                        f"delivered during transaction {txn}: {exp.late_answer['error']}"
-                    )
-                result = jp.commit_transaction()
-                if result.get("ok"):
-                    h.committed(txn, [], transactional_id=plan.transactional_id)
-                else:
-                    exp.notes.append(f"commit of transaction {txn}: {result.get('error')}: {result.get('message')}")
-                    aborted = jp.abort_transaction()
-                    if aborted.get("ok"):
-                        h.aborted(txn, str(result.get("error")), transactional_id=plan.transactional_id)
-                    else:
-                        exp.notes.append(f"abort: {aborted.get('error')}; the producer stops")
-                        break
-                if row is None and lost.fired:
-                    row = next(r for r in proxy.trace(client_id=client_id, api="EndTxn") if "dropped" in r["fate"])
-                    n = txn
-                    exp.late_request = {"broker": row["broker"], "version": row["version"], **row["request"]}
-                    exp.notes.append(
-                        f"EndTxn(commit) v{row['version']} of transaction {n} lost on its way; the client resent it"
-                    )
-            exp.exits.append(0)
-    finally:
-        proxy.clear_rules(client_id=client_id)
-    exp.trace = sorted(
-        proxy.trace(client_id=client_id) + proxy.trace(client_id=LATE_CLIENT), key=lambda r: int(r["id"])
-    )
-    exp.histories = (history,)
-    exp.verdict = check(exp.histories, read_both(cluster, out))
-    return exp
 
 
 _NOISE = ("Fetch", "Heartbeat", "Metadata", "FindCoordinator", "ApiVersions", "OffsetFetch", "JoinGroup", "SyncGroup",

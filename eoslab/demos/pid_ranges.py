@@ -24,6 +24,7 @@ from eoslab._ports import LOOPBACK
 from eoslab._timeouts import CLIENT_CALL
 from eoslab._wait import wait_until
 from eoslab.errors import EoslabError
+from eoslab.faults import error_name
 from eoslab.inspect import PRODUCER_ID_BLOCK_SIZE
 from eoslab.protocol import KafkaConnection
 
@@ -99,7 +100,7 @@ class PidClient:
                     round((time.monotonic() - t0) * 1000, 1),
                     int(time.time() * 1000),
                 )
-            refusals.append(_error_name(err))
+            refusals.append(error_name(err))
             return None if err == COORDINATOR_LOAD_IN_PROGRESS else err
 
         answer = wait_until(
@@ -112,7 +113,7 @@ class PidClient:
         if isinstance(answer, Grant):
             return answer
         assert answer is not None  # wait_until returns only a truthy answer
-        raise EoslabError(f"Broker {broker} refused InitProducerId with {_error_name(answer)} ({answer}).")
+        raise EoslabError(f"Broker {broker} refused InitProducerId with {error_name(answer)} ({answer}).")
 
     def burn(self, broker: int, n: int) -> list[Grant]:
         """``n`` producer ids from ``broker``, as fast as one connection allows (ids are never reused)."""
@@ -128,15 +129,6 @@ class PidClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _error_name(code: int) -> str:
-    from confluent_kafka import KafkaError
-
-    try:
-        return str(KafkaError(code).name())
-    except Exception:  # noqa: BLE001 - an unknown code keeps its number
-        return f"ERROR_{code}"
 
 
 def grants_frame(grants: list[Grant]) -> pd.DataFrame:

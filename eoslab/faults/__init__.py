@@ -21,6 +21,7 @@ from eoslab.faults._lifecycle import ProxyStart, ensure_proxy, start_proxy, stop
 from eoslab.faults._profile import DEMO_PRODUCER, demo_producer_config
 from eoslab.faults._render import BLIND_SPOTS
 from eoslab.faults._rules import RuleSpec
+from eoslab.faults._summary import error_name
 from eoslab.faults._zombie import ZombieProducer, end_zombies
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "demo_producer_config",
     "end_zombies",
     "ensure_proxy",
+    "error_name",
     "start_proxy",
     "stop_proxy",
 ]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import uuid
 from functools import cache
-from typing import Any
+from typing import Any, overload
 
 from eoslab.protocol import Request, Response, parse_record_batches
 
@@ -56,6 +56,10 @@ def _error_names() -> dict[int, str]:
     return names
 
 
+@overload
+def error_name(code: int) -> str: ...
+@overload
+def error_name(code: None) -> None: ...
 def error_name(code: int | None) -> str | None:
     """Kafka's name for an error code (``45`` -> ``OUT_OF_ORDER_SEQUENCE_NUMBER``)."""
     if code is None:

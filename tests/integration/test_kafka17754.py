@@ -9,8 +9,8 @@ What these tests pin down (observed, then asserted, so a change of behaviour fai
   reprocesses N+1 from the committed offsets: the checker finds duplicates. The EOS processor is not
   exactly once under this fault.
 - librdkafka, a late Produce: librdkafka never resent the lost one (its records failed at
-  message.timeout.ms, the transaction was aborted with an epoch bump), so the replayed copy carries a
-  stale epoch: INVALID_PRODUCER_EPOCH (47), nothing written, no anomaly.
+  message.timeout.ms, 4 s here, the transaction was aborted with an epoch bump), so the replayed copy
+  carries a stale epoch: INVALID_PRODUCER_EPOCH (47), nothing written, no anomaly.
 - the Java 4.1 client (TV2: EndTxn v5, the epoch bumped by every EndTxn): the late EndTxn carries the
   epoch of N and is refused with PRODUCER_FENCED (90); the producer goes on, no anomaly.
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 import pytest
 
 from eoslab.demos import kafka17754 as k17754
+from eoslab.demos import kafka17754_java as k17754_java
 from eoslab.demos.pipeline_child import EXIT_FATAL
 
 pytestmark = pytest.mark.cluster
@@ -43,11 +44,14 @@ def test_librdkafka_a_late_produce_is_refused_for_its_stale_epoch(cluster, tmp_p
     assert exp.late_answer["error"] == "INVALID_PRODUCER_EPOCH", exp.notes
     assert exp.verdict is not None and exp.verdict.valid(), str(exp.verdict)
     assert exp.verdict.stats["aborted txns"] >= 1  # librdkafka gave the lost records up and aborted
+    # one incarnation from start to end: its abort (message.timeout.ms 4 s) came before the coordinator's
+    # timeout abort (transaction.timeout.ms 10 s), which would have fenced it (_FENCED, fatal, exit 3)
+    assert exp.exits == [0], exp.notes
 
 
 def test_java_tv2_a_late_endtxn_is_fenced_and_changes_nothing(cluster, tmp_path):
-    exp = k17754.delayed_endtxn_java(cluster, run_dir=tmp_path)
+    exp = k17754_java.delayed_endtxn_java(cluster, run_dir=tmp_path)
     assert exp.late_request["version"] >= 5  # EndTxn v5: transaction version 2
     assert exp.late_answer["error"] == "PRODUCER_FENCED", exp.notes
     assert exp.verdict is not None and exp.verdict.valid(), str(exp.verdict)
-    assert exp.verdict.stats["committed txns"] == k17754.JAVA_TRANSACTIONS
+    assert exp.verdict.stats["committed txns"] == k17754_java.JAVA_TRANSACTIONS
