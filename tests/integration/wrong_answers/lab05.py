@@ -3,9 +3,9 @@
 
 The five the issue names — offsets committed outside the transaction; abort, rewind and reprocess after a
 commit timeout; no rewind after an abort; on _FENCED a new producer with the same transactional.id that
-carries on; group metadata fetched once — and more: abortable errors treated as fatal, metadata fetched
-once after the first poll (a real generation, stale after the next rebalance), a loop that returns,
-the last record's offset committed instead of the next one's.
+carries on; group metadata fetched once — and more: abortable errors treated as fatal, abortable errors
+retried like retriable ones, metadata fetched once after the first poll (a real generation, stale after
+the next rebalance), a loop that returns, the last record's offset committed instead of the next one's.
 Each body starts after ``producer, consumer = pipe.producer, pipe.consumer``.
 """
 
@@ -107,6 +107,29 @@ ABORT_AFTER_COMMIT_TIMEOUT = _loop(
         pipe.rewind()""",
 )
 
+ABORTABLE_AS_RETRIABLE = """
+import time
+
+def retried(call):
+    while True:
+        try:
+            return call()
+        except KafkaException as e:
+            if e.args[0].fatal():
+                raise
+            time.sleep(0.2)  # not fatal, so it will pass: the same call again
+
+retried(producer.init_transactions)
+while not pipe.stopping:
+    records = pipe.poll()
+    if not records:
+        continue
+    retried(producer.begin_transaction)
+    offsets = pipe.send(records)
+    retried(lambda: producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata()))
+    retried(producer.commit_transaction)
+"""
+
 ABORTABLE_AS_FATAL = _loop(handler="""        raise  # any error: stop, let a restart sort it out""")
 
 NEW_PRODUCER_ON_FENCED = _loop(
@@ -144,6 +167,7 @@ ROWS = [
     ("t1", "the offset of the last record committed not the next", OFFSETS_OF_THE_LAST_RECORD, NEXT),
     ("t2", "no rewind after an abort", NO_REWIND, REWIND),
     ("t2", "abortable errors treated as fatal", ABORTABLE_AS_FATAL, ABORT),
+    ("t2", "abortable errors retried like retriable ones", ABORTABLE_AS_RETRIABLE, ABORT),
     ("t2", "abort rewind and reprocess after a commit timeout", ABORT_AFTER_COMMIT_TIMEOUT, RETRY),
     ("t3", "on fenced a new producer with the same id carries on", NEW_PRODUCER_ON_FENCED, FENCED),
     ("t3", "group metadata fetched once at start", METADATA_ONCE_AT_START, METADATA),
