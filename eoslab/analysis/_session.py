@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 MASTER_ENV = "EOSLAB_SPARK_MASTER"
+LOG4J_CONFIG = Path(__file__).resolve().parent.parent / "_resources" / "log4j2-spark.xml"
 
 
 def spark_session(master: str | None = None, *, kafka: bool = True, app: str = "eoslab") -> SparkSession:
@@ -43,6 +44,8 @@ def spark_session(master: str | None = None, *, kafka: bool = True, app: str = "
         .config("spark.sql.shuffle.partitions", "2")  # default 200: 200 tiny tasks per groupBy on 2 cores
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "1g")
+        # errors only from the driver JVM's first line: no NativeCodeLoader warning, no "Setting default log level"
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J_CONFIG}")
     )
     if kafka:
         builder = builder.config("spark.jars", ",".join(spark_kafka_jars()))

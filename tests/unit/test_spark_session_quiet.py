@@ -1,0 +1,28 @@
+"""The analysis's Spark session starts quietly: a learner's notebook cell shows the result, not the
+driver JVM's start-up warnings (NativeCodeLoader's, "Setting default log level to WARN", ...)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.jvm
+
+SCRIPT = """
+from eoslab.analysis import spark_session
+spark = spark_session(kafka=False)
+print(spark.range(5).count())
+spark.stop()
+"""
+
+
+def test_a_session_prints_its_result_and_no_jvm_warning():
+    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "5"
+    # the JVM itself says this (Spark 4 adds --add-modules jdk.incubator.vector); no log4j setting reaches it
+    jvm = "WARNING: Using incubator modules: jdk.incubator.vector"
+    noise = [line for line in done.stderr.splitlines() if line.strip() and line.strip() != jvm]
+    assert noise == [], "\n".join(noise[:20])
