@@ -230,6 +230,20 @@ def _last_dropped(proxy: Proxy, client_id: str, api: str) -> dict[str, Any]:
     return next(r for r in reversed(proxy.trace(client_id=client_id, api=api)) if "dropped" in r["fate"])
 
 
+def send_late_endtxn(proxy: Proxy, row: dict[str, Any]) -> dict[str, Any]:
+    """One more copy of the EndTxn(commit) of trace ``row`` (same transactional id, producer id, epoch and
+    version), sent from LATE_CLIENT to the broker it went to: the coordinator's answer."""
+    body = {
+        "TransactionalId": row["request"]["transactional_id"],
+        "ProducerId": row["request"]["producer_id"],
+        "ProducerEpoch": row["request"]["producer_epoch"],
+        "Committed": True,
+    }
+    answer = proxy.request(row["broker"], "EndTxn", body, version=row["version"], client_id=LATE_CLIENT)
+    code = int(answer.get("ErrorCode", 0))
+    return {"error_code": code, "error": error_name(code)}
+
+
 def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | None = None) -> Experiment:
     """Transaction N's EndTxn(commit) delivered again while N+1 is open (librdkafka, original protocol)."""
     proxy = Proxy.connect(cluster)
@@ -260,20 +274,12 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
         proxy.drop_request(api="Produce", client_id=p.client_id, broker=p1, times=1).inject()
         _wait_fired(p, held, f"a Produce of the next transaction to broker {p0}")
         m = _commits(p) + 1  # the transaction open now (the processor may have committed more since n)
-        body = {
-            "TransactionalId": row["request"]["transactional_id"],
-            "ProducerId": row["request"]["producer_id"],
-            "ProducerEpoch": row["request"]["producer_epoch"],
-            "Committed": True,
-        }
-        answer = proxy.request(row["broker"], "EndTxn", body, version=row["version"], client_id=LATE_CLIENT)
-        code = int(answer.get("ErrorCode", 0))
-        exp.late_answer = {"error_code": code, "error": error_name(code)}
+        exp.late_answer = send_late_endtxn(proxy, row)
         exp.notes.append(
             f"transaction {m}: its Produce to broker {p0} written (answer held), its Produce to broker {p1} lost"
         )
         exp.notes.append(
-            f"the late copy of transaction {n}'s EndTxn (epoch {body['ProducerEpoch']}) delivered during "
+            f"the late copy of transaction {n}'s EndTxn (epoch {row['request']['producer_epoch']}) delivered during "
             f"transaction {m}: {exp.late_answer['error']}"
         )
     finally:

@@ -14,9 +14,9 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from eoslab.demos.kafka17754 import LATE_CLIENT, TXN_TIMEOUT_MS, Experiment
+from eoslab.demos.kafka17754 import LATE_CLIENT, TXN_TIMEOUT_MS, Experiment, send_late_endtxn
 from eoslab.demos.pipeline_plan import layout
-from eoslab.faults import Proxy, error_name
+from eoslab.faults import Proxy
 from eoslab.history import check, read_both
 
 if TYPE_CHECKING:
@@ -80,17 +80,10 @@ def delayed_endtxn_java(cluster: Cluster, *, run_dir: Path | None = None) -> Exp
                              producer_epoch=ids.get("producer_epoch"), error=d["error"])
                     )  # fmt: skip
                 if row is not None and not exp.late_answer:  # transaction n+1 is open and has written: now
-                    body = {
-                        "TransactionalId": row["request"]["transactional_id"],
-                        "ProducerId": row["request"]["producer_id"],
-                        "ProducerEpoch": row["request"]["producer_epoch"],
-                        "Committed": True,
-                    }
-                    late = proxy.request(row["broker"], "EndTxn", body, version=row["version"], client_id=LATE_CLIENT)
-                    code = int(late.get("ErrorCode", 0))
-                    exp.late_answer = {"error_code": code, "error": error_name(code)}
+                    exp.late_answer = send_late_endtxn(proxy, row)
+                    epoch = row["request"]["producer_epoch"]
                     exp.notes.append(
-                        f"the late copy of transaction {n}'s EndTxn v{row['version']} (epoch {body['ProducerEpoch']}) "
+                        f"the late copy of transaction {n}'s EndTxn v{row['version']} (epoch {epoch}) "
                         f"delivered during transaction {txn}: {exp.late_answer['error']}"
                     )
                 result = jp.commit_transaction()

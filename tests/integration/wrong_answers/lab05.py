@@ -9,17 +9,23 @@ the next rebalance), a loop that returns, the last record's offset committed ins
 Each body starts after ``producer, consumer = pipe.producer, pipe.consumer``.
 """
 
-_RETRIED = """
-def retried(call):
+
+def _retried(give_up: str = "not e.args[0].retriable()", before: str = "", meanwhile: str = "") -> str:
+    """A learner's retry helper (raises when ``give_up``, else calls again), then init_transactions with it."""
+    return f"""
+{before}def retried(call):
     while True:
         try:
             return call()
         except KafkaException as e:
-            if not e.args[0].retriable():
+            if {give_up}:
                 raise
-
+{meanwhile}
 retried(producer.init_transactions)
 """
+
+
+_RETRIED = _retried()
 
 OFFSETS_OUTSIDE = """
 producer.init_transactions()
@@ -107,20 +113,13 @@ ABORT_AFTER_COMMIT_TIMEOUT = _loop(
         pipe.rewind()""",
 )
 
-ABORTABLE_AS_RETRIABLE = """
-import time
-
-def retried(call):
-    while True:
-        try:
-            return call()
-        except KafkaException as e:
-            if e.args[0].fatal():
-                raise
-            time.sleep(0.2)  # not fatal, so it will pass: the same call again
-
-retried(producer.init_transactions)
-while not pipe.stopping:
+ABORTABLE_AS_RETRIABLE = (
+    _retried(
+        "e.args[0].fatal()",
+        before="import time\n\n",
+        meanwhile="            time.sleep(0.2)  # not fatal, so it will pass: the same call again\n",
+    )
+    + """while not pipe.stopping:
     records = pipe.poll()
     if not records:
         continue
@@ -129,6 +128,7 @@ while not pipe.stopping:
     retried(lambda: producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata()))
     retried(producer.commit_transaction)
 """
+)
 
 ABORTABLE_AS_FATAL = _loop(handler="""        raise  # any error: stop, let a restart sort it out""")
 
