@@ -45,7 +45,8 @@ def spark_session(master: str | None = None, *, kafka: bool = True, app: str = "
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "1g")
         # errors only from the driver JVM's first line: no NativeCodeLoader warning, no "Setting default log level"
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J_CONFIG}")
+        # as a file: URI, so a folder name with a space cannot split the option
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()}")
     )
     if kafka:
         builder = builder.config("spark.jars", ",".join(spark_kafka_jars()))
