@@ -66,6 +66,7 @@ class LineChild:
             start_new_session=True,
         )
         _procs.write_pid(self._pid_file(), self.proc.pid)
+        _procs.adopt(self.proc.pid)
         threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
         self._log_reader = threading.Thread(target=self._read_log, args=(self.proc,), daemon=True)
         self._log_reader.start()
@@ -130,4 +131,5 @@ class LineChild:
         self.proc = None
         _procs.kill(p for p in [_procs.process(proc.pid)] if p is not None)
         proc.wait(timeout=_procs.KILL_WAIT)  # reaped already (or now): sets returncode
+        _procs.release(proc.pid)
         self.frozen = False

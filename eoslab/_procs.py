@@ -6,11 +6,18 @@ process and its pid can be reused (``expect`` checks the command line before any
 signal is sent), a SIGSTOPped process handles SIGTERM only once it runs again (so
 SIGCONT follows), and a child of ours stays a zombie that looks alive until it is
 reaped (psutil's wait reaps it).
+
+The short-lived children a lesson or a test starts (pipeline processors, zombie producers, the Java
+producer) are also *adopted*: if the Python process that started them ends with one still running (an
+exception between start and stop, a kernel shut down, pytest at its end), the exit hook kills it, so
+nothing the kit started outlives what started it.
 """
 
 from __future__ import annotations
 
+import atexit
 import signal
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -86,3 +93,47 @@ def end_pid_files(folder: Path, expect: str, pattern: str = "*.pid") -> list[int
             ended.append(proc.pid)
         pid_file.unlink(missing_ok=True)
     return ended
+
+
+_ADOPTED: dict[int, psutil.Process] = {}
+_ADOPTED_LOCK = threading.Lock()
+
+
+def adopt(pid: int) -> None:
+    """Count ``pid`` (a child just started) among the processes ended at this interpreter's exit."""
+    try:
+        proc = psutil.Process(pid)  # remembers the start time: a reused pid is never mistaken for it
+    except psutil.Error:
+        return
+    with _ADOPTED_LOCK:
+        _ADOPTED[pid] = proc
+
+
+def release(pid: int) -> None:
+    """``pid`` was ended and reaped by its owner: no longer the exit hook's."""
+    with _ADOPTED_LOCK:
+        _ADOPTED.pop(pid, None)
+
+
+def adopted() -> list[psutil.Process]:
+    """The adopted children still alive (a zombie waiting to be reaped is not)."""
+    with _ADOPTED_LOCK:
+        procs = list(_ADOPTED.values())
+    alive = []
+    for proc in procs:
+        try:
+            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                alive.append(proc)
+        except psutil.Error:
+            pass
+    return alive
+
+
+@atexit.register
+def end_adopted() -> list[int]:
+    """SIGKILL every adopted child still alive; the pids ended (the exit hook, and a test's clean-up)."""
+    procs = adopted()
+    kill(procs)
+    with _ADOPTED_LOCK:
+        _ADOPTED.clear()
+    return [p.pid for p in procs]

@@ -146,6 +146,9 @@ class Cluster:
 
     def down(self, timeout: float = NODE_STOP) -> None:
         self.backend.down(timeout)
+        # The admin client's connections, backoffs and learned metadata belong to processes that are gone:
+        # after the next `up` the kit asks with a new client instead of waiting for the old one to recover.
+        self._admin = None
 
     def restore(self, timeout: float = HEAL) -> None:
         """Undo every NODE fault: resume paused nodes, start stopped ones, wait for full ISRs, move
@@ -394,12 +397,28 @@ class Cluster:
                 if sorted(p.isr) != sorted(p.replicas) or p.leader == -1
             ]
 
+        def describe() -> str:
+            try:
+                return "lagging: " + ", ".join(lagging()[:5])
+            except Exception as exc:  # no metadata at all: say which broker does not answer, and its log
+                tails = self._log_tails(b.name for b in self.topology.brokers)
+                return f"no metadata ({exc}); {self._serving_report()}\n{tails}"
+
         wait_until(
-            lambda: not lagging(),
-            timeout=timeout,
-            what="every partition's ISR to be complete",
-            describe=lambda: "lagging: " + ", ".join(lagging()[:5]),
+            lambda: not lagging(), timeout=timeout, what="every partition's ISR to be complete", describe=describe
         )
+
+    def _serving_report(self) -> str:
+        """Which brokers answer a Metadata request on their own port right now (a fresh connection each)."""
+        answers = []
+        for b in self.topology.brokers:
+            try:
+                with KafkaConnection(LOOPBACK, b.client_port, client_id="eoslab-admin", timeout=PROBE) as conn:
+                    conn.request("Metadata", None, {"Topics": [], "AllowAutoTopicCreation": False})
+                answers.append(f"{b.name} answers")
+            except Exception as exc:  # the failure is the report
+                answers.append(f"{b.name}: {type(exc).__name__}: {exc}")
+        return "; ".join(answers)
 
 
 def connect(backend: Backend | str | None = None, *, start: bool = True) -> Cluster:

@@ -36,6 +36,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,12 +117,21 @@ class _Feeder(threading.Thread):
         super().__init__(daemon=True)
         self.cluster, self.topic, self.records = cluster, topic, records
         self.error: BaseException | None = None
+        self.stopped = threading.Event()
+
+    def stop(self) -> None:
+        """No more input (an experiment that failed midway): the thread ends within one record's time."""
+        self.stopped.set()
+        if self.is_alive():
+            self.join(CLIENT_CALL)
 
     def run(self) -> None:
         try:
             p = producer(self.cluster)
             start = time.monotonic()
             for i in range(self.records):
+                if self.stopped.is_set():
+                    return
                 p.produce(self.topic, value=f"v{i}".encode(), key=str(i).encode(), partition=i % 2)
                 p.poll(0)
                 time.sleep(max(0.0, start + (i + 1) / FEED_RATE - time.monotonic()))
@@ -160,8 +170,8 @@ def _setup(
 LATE_CLIENT = "eoslab-late-copy"
 """The client.id the late copies are sent with (the broker does not look at it; the trace shows it apart)."""
 HOLD_S = 5.0
-"""How long the Produce that keeps transaction N+1 open is held: the late copy is sent within
-milliseconds of the proxy seeing it."""
+"""How long the answer to the Produce that keeps transaction N+1 open is held: the late copy is sent
+within milliseconds of the proxy holding it."""
 PRODUCE_MESSAGE_TIMEOUT_MS = 4000
 """message.timeout.ms of the delayed Produce's processor. librdkafka times a Produce request out at its
 first record's remaining message timeout when that is shorter than socket.timeout.ms (rdkafka_request.c),
@@ -180,13 +190,20 @@ def plan_leaders(cluster: Cluster, topic: str) -> tuple[int, int]:
     return cluster.leader(topic, 0), cluster.leader(topic, 1)
 
 
-def _wait_fired(p: PipelineProcess, f: Fault, what: str) -> None:
-    def fired() -> bool:
+def _wait_applied(p: PipelineProcess, f: Fault, what: str) -> dict[str, Any]:
+    """Until the rule has ACTED (its request dropped or held, its answer dropped or held): that trace row.
+
+    Not until it fired: a rule on the answer fires when the request passes, and the answer it drops
+    comes later (seen once: the experiment looked for the dropped answer before it had arrived)."""
+
+    def acted() -> dict[str, Any] | None:
         if not p.running:
             raise RuntimeError(f"{p.name} exited ({p.returncode}) before {what}: {p.stderr().strip()}")
-        return f.fired >= 1
+        return f.applied()
 
-    wait_until(fired, timeout=STEP_WAIT, what=what, interval=0.05, fatal=(RuntimeError,), progress=False)
+    row = wait_until(acted, timeout=STEP_WAIT, what=what, interval=0.05, fatal=(RuntimeError,), progress=False)
+    assert row is not None
+    return row
 
 
 def _commits(p: PipelineProcess) -> int:
@@ -225,11 +242,6 @@ def _finish(
     return exp
 
 
-def _last_dropped(proxy: Proxy, client_id: str, api: str) -> dict[str, Any]:
-    """The latest request (or answer) of ``api`` the proxy dropped for ``client_id``: the one a rule just hit."""
-    return next(r for r in reversed(proxy.trace(client_id=client_id, api=api)) if "dropped" in r["fate"])
-
-
 def send_late_endtxn(proxy: Proxy, row: dict[str, Any]) -> dict[str, Any]:
     """One more copy of the EndTxn(commit) of trace ``row`` (same transactional id, producer id, epoch and
     version), sent from LATE_CLIENT to the broker it went to: the coordinator's answer."""
@@ -254,11 +266,9 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
     # coordinator's own timeout abort of N (transaction.timeout.ms after N began, checked every second);
     # with a lost request, N once never committed on a shared machine (docs/fault-matrix.md).
     lost = proxy.drop_response(api="EndTxn", client_id=p.client_id, nth=2, times=1).inject()
-    try:
-        p.start()
-        feeder.start()
-        _wait_fired(p, lost, "the processor's 2nd EndTxn")
-        row = _last_dropped(proxy, p.client_id, "EndTxn")
+
+    def steps() -> None:
+        row = _wait_applied(p, lost, "the processor's 2nd EndTxn and its lost answer")
         exp.late_request = {"broker": row["broker"], "version": row["version"], **row["request"]}
         n = _commits(p) + 1
         exp.notes.append(
@@ -272,7 +282,7 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
         p0, p1 = plan_leaders(cluster, out)
         held = proxy.delay_response(HOLD_S, api="Produce", client_id=p.client_id, broker=p0, times=1).inject()
         proxy.drop_request(api="Produce", client_id=p.client_id, broker=p1, times=1).inject()
-        _wait_fired(p, held, f"a Produce of the next transaction to broker {p0}")
+        _wait_applied(p, held, f"the answer to a Produce of the next transaction from broker {p0}")
         m = _commits(p) + 1  # the transaction open now (the processor may have committed more since n)
         exp.late_answer = send_late_endtxn(proxy, row)
         exp.notes.append(
@@ -282,11 +292,32 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
             f"the late copy of transaction {n}'s EndTxn (epoch {row['request']['producer_epoch']}) delivered during "
             f"transaction {m}: {exp.late_answer['error']}"
         )
-    finally:
-        proxy.clear_rules(client_id=p.client_id)
+
+    return _run(cluster, exp, p, proxy, (src, out), feeder, steps)
+
+
+def _run(
+    cluster: Cluster,
+    exp: Experiment,
+    p: PipelineProcess,
+    proxy: Proxy,
+    topics: tuple[str, str],
+    feeder: _Feeder,
+    steps: Callable[[], None],
+) -> Experiment:
+    """Start the processor and its input, run the experiment's ``steps``, let the processor finish and judge.
+    Whatever fails on the way, the rules are cleared, the input stops and the processor is killed: nothing
+    the experiment started outlives it."""
     try:
-        return _finish(cluster, exp, p, proxy, src, out, feeder)
+        try:
+            p.start()
+            feeder.start()
+            steps()
+        finally:
+            proxy.clear_rules(client_id=p.client_id)
+        return _finish(cluster, exp, p, proxy, *topics, feeder)
     finally:
+        feeder.stop()
         p.kill()
 
 
@@ -310,11 +341,9 @@ def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path |
     p, src, out, feeder = _setup(cluster, "produce", records, run_dir, message_timeout_ms=PRODUCE_MESSAGE_TIMEOUT_MS)
     exp = Experiment("delayed Produce", "librdkafka (original protocol)")
     lost = proxy.drop_request(api="Produce", client_id=p.client_id, nth=3, times=1).inject()
-    try:
-        p.start()
-        feeder.start()
-        _wait_fired(p, lost, "the processor's 3rd Produce")
-        row = _last_dropped(proxy, p.client_id, "Produce")
+
+    def steps() -> None:
+        row = _wait_applied(p, lost, "the processor's 3rd Produce")
         n = _commits(p) + 1
         exp.late_request = {"row": row["id"], "broker": row["broker"], **(row["request"]["items"] or [{}])[0]}
         exp.notes.append(f"a Produce of transaction {n} (to broker {row['broker']}) lost on its way")
@@ -327,17 +356,13 @@ def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path |
             else "librdkafka resent it after socket.timeout.ms; the transaction committed"
         )
         hold = proxy.delay_response(PRODUCE_HOLD_S, api="Produce", client_id=p.client_id, times=1).inject()
-        _wait_fired(p, hold, "a Produce of a later transaction")
+        _wait_applied(p, hold, "the answer to a Produce of a later transaction")
         m = _commits(p) + 1 + len([e for e in read_history(p.history()).events if isinstance(e, Aborted)])
         answer = proxy.replay(row["id"])
         exp.late_answer = {"error": _error(answer.get("response")) or "NONE", "response": answer.get("response")}
         exp.notes.append(f"the lost copy replayed during transaction {m}: {exp.late_answer['error']}")
-    finally:
-        proxy.clear_rules(client_id=p.client_id)
-    try:
-        return _finish(cluster, exp, p, proxy, src, out, feeder)
-    finally:
-        p.kill()
+
+    return _run(cluster, exp, p, proxy, (src, out), feeder, steps)
 
 
 _NOISE = ("Fetch", "Heartbeat", "Metadata", "FindCoordinator", "ApiVersions", "OffsetFetch", "JoinGroup", "SyncGroup",

@@ -97,8 +97,7 @@ def delayed_endtxn_java(cluster: Cluster, *, run_dir: Path | None = None) -> Exp
                     else:
                         exp.notes.append(f"abort: {aborted.get('error')}; the producer stops")
                         break
-                if row is None and lost.fired:
-                    row = next(r for r in proxy.trace(client_id=client_id, api="EndTxn") if "dropped" in r["fate"])
+                if row is None and (row := lost.applied()) is not None:
                     n = txn
                     exp.late_request = {"broker": row["broker"], "version": row["version"], **row["request"]}
                     exp.notes.append(

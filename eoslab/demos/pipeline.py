@@ -156,6 +156,7 @@ class PipelineProcess:
         with self.stderr_file().open("wb") as err:
             self.proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=err)
         _procs.write_pid(self._pid_file(self.proc.pid), self.proc.pid)
+        _procs.adopt(self.proc.pid)
         self.paused = False
         return self
 
@@ -185,6 +186,7 @@ class PipelineProcess:
         if self.proc is not None:
             self.proc.wait(timeout=_procs.KILL_WAIT)
             self._pid_file(self.proc.pid).unlink(missing_ok=True)
+            _procs.release(self.proc.pid)
 
     def kill(self) -> PipelineProcess:
         """SIGKILL: a crash (no commit, no abort, no leave-group), paused or not."""

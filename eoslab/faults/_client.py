@@ -196,7 +196,21 @@ class Fault:
 
     @property
     def fired(self) -> int:
+        """How many requests the rule fired on. It counts when the REQUEST passes the proxy: a rule on the
+        answer (drop_response, delay_response) has not acted yet then; :meth:`applied` says when it has."""
         return self.state().fired
+
+    def hits(self) -> list[dict[str, Any]]:
+        """The trace rows of the requests this rule fired on, oldest first."""
+        if self.rule_id is None:
+            raise FaultRuleError(f"This fault is not injected: {self.spec.describe()}.")
+        rows = self.proxy.trace(client_id=self.spec.client_id, api=self.spec.api)
+        return [r for r in rows if self.rule_id in (r.get("rules") or ())]
+
+    def applied(self) -> dict[str, Any] | None:
+        """The first row the rule has ACTED on (the request dropped or held, the answer dropped or held:
+        its fate is no longer ``pending``), or None while it has not."""
+        return next((r for r in self.hits() if r["fate"] != "pending"), None)
 
     def __enter__(self) -> Fault:
         return self.inject()

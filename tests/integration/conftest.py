@@ -15,3 +15,15 @@ def proxy(cluster):
     p = Proxy(cluster.topology)
     yield p
     p.clear_rules()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def no_child_left():
+    """After each module: no processor, zombie or Java child the kit started is still running. One that is
+    outlived its experiment or test (a failure midway that skipped its stop): it is killed here and named."""
+    from eoslab import _procs
+
+    yield
+    left = [f"{p.pid} ({' '.join(p.cmdline()[:6])})" for p in _procs.adopted()]
+    _procs.end_adopted()
+    assert not left, f"children of the kit outlived their test: {left}"

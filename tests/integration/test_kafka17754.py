@@ -20,8 +20,12 @@ in eoslab.demos.kafka17754. About 75 s together on a quiet machine.
 
 from __future__ import annotations
 
+import threading
+
+import psutil
 import pytest
 
+from eoslab import _procs
 from eoslab.demos import kafka17754 as k17754
 from eoslab.demos import kafka17754_java as k17754_java
 from eoslab.demos.pipeline_child import EXIT_FATAL
@@ -55,3 +59,21 @@ def test_java_tv2_a_late_endtxn_is_fenced_and_changes_nothing(cluster, tmp_path)
     assert exp.late_answer["error"] == "PRODUCER_FENCED", exp.notes
     assert exp.verdict is not None and exp.verdict.valid(), str(exp.verdict)
     assert exp.verdict.stats["committed txns"] == k17754_java.JAVA_TRANSACTIONS
+
+
+def test_an_experiment_that_fails_midway_leaves_no_child_and_no_input_running(cluster, tmp_path, monkeypatch):
+    """Whatever fails inside an experiment (here: right after the lost answer, with the processor and the
+    input feeder running), the processor is killed and the feeder stops before the error reaches the caller."""
+
+    def broken(p):
+        raise RuntimeError("the history could not be read (this test's fault)")
+
+    monkeypatch.setattr(k17754, "_commits", broken)
+    with pytest.raises(RuntimeError, match="this test's fault"):
+        k17754.delayed_endtxn(cluster, run_dir=tmp_path)
+    assert _procs.adopted() == []
+    left = [
+        p.pid for p in psutil.process_iter(["cmdline"]) if any("k17754-endtxn" in a for a in p.info["cmdline"] or [])
+    ]
+    assert left == []
+    assert not [t for t in threading.enumerate() if isinstance(t, k17754._Feeder)]

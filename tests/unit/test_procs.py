@@ -59,3 +59,39 @@ def test_end_pid_files_kills_ours_spares_others_and_removes_every_file(tmp_path)
     finally:
         theirs.kill()
         theirs.wait(5)
+
+
+def test_an_adopted_child_dies_with_the_interpreter_that_started_it():
+    """A lesson or a test that ends (normally, or by an exception nobody caught) with a child of the kit still
+    running kills it at exit: nothing the kit started outlives what started it (a processor left running for
+    an hour after `make test` ended was seen)."""
+    code = (
+        "import subprocess, sys\n"
+        "from eoslab import _procs\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n"
+        "_procs.adopt(child.pid)\n"
+        "print(child.pid, flush=True)\n"
+        "raise SystemExit('the lesson failed midway')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    pid = int(out.stdout.split()[0])
+
+    def gone() -> bool:
+        proc = _procs.process(pid)
+        return proc is None or "time.sleep(60)" not in " ".join(proc.cmdline())
+
+    wait_until(gone, timeout=_procs.KILL_WAIT, interval=0.05, what=f"the adopted child {pid} to be gone")
+
+
+def test_a_released_child_is_left_alone(tmp_path):
+    """Its owner ended and reaped it (or hands it over on purpose): the exit hook does not touch it."""
+    proc = _sleeper()
+    try:
+        _procs.adopt(proc.pid)
+        assert [p.pid for p in _procs.adopted()] == [proc.pid]
+        _procs.release(proc.pid)
+        assert _procs.adopted() == []
+        assert _procs.end_adopted() == [] and proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
