@@ -9,8 +9,10 @@ where a lesson sees it. The batch's timestamp is the partition leader's clock
 (milliseconds) when it appended the marker.
 
 An ABORT marker also adds an entry to the segment's ``.txnindex`` (first and
-last offset of the aborted transaction), which ``read_committed`` fetches use
-to drop aborted batches on the consumer's side.
+last offset of the aborted transaction, and the LSO then). A ``read_committed``
+Fetch answer lists the aborted transactions in range from it, with producer id
+and first offset only (``FetchResponse.json``): the consumer drops those
+producers' batches from there to their ABORT markers.
 
 Everything here is general (any topic, partition, replica, producer) so the
 modules on ``read_committed`` and exactly-once pipelines read the same objects.

@@ -152,7 +152,7 @@ class LsoFacts:
 
     @property
     def source_001(self) -> int:
-        """Source 001's wording, "the offset before the earliest open transaction": one less."""
+        """A common description's wording, "the offset before the earliest open transaction": one less."""
         return min(self.open_first_offsets.values(), default=self.high_watermark + 1) - 1
 
 

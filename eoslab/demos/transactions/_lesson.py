@@ -2,8 +2,9 @@
 
 A :class:`TransactionLesson` owns one run: a topic whose partition A (0) is led
 by broker 1 and B (1) by broker 2, an input topic, a transactional id whose
-coordinator is broker 3 and a group whose coordinator is broker 1 (source 000's
-diagram), all suffixed with the run id so the notebook can run again.
+coordinator is broker 3 and a group whose coordinator is broker 1 (so every
+diagram of notebook 03 has the same cast), all suffixed with the run id so the
+notebook can run again.
 
 A :class:`Step` is a ``with`` block around the client calls of one step of the
 flow; afterwards it shows what the cluster did during the block: the proxy's

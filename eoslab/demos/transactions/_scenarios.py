@@ -111,7 +111,8 @@ def fence_zombie(lesson: TransactionLesson, partition: int = 0) -> Fenced:
     with the SAME transactional id initialises; the zombie is thawed and tries to go on.
 
     The record is flushed before the freeze: with ``begin_transaction()`` alone
-    the coordinator has heard nothing (still Empty) and there is nothing to fence.
+    the coordinator has heard nothing (still Empty): the successor's InitProducerId would still bump the
+    epoch and fence the zombie, but there would be no open transaction to abort.
     """
     tid = lesson.transactional_id
     zid, sid = lesson.client("zombie"), lesson.client("successor")
