@@ -49,7 +49,7 @@ PRIVATE_SOURCE = re.compile(r"\bsource\s+0\d|\bthe\s+book\s+this\s+course\s+draw
 # Code cells are not edited while another change touches their import lines; this one still labels a row
 # "source 001: ..." (notebook 04, step 3's LSO table). Strict: the test fails once the label is gone, so
 # the mark goes with it.
-CODE_CELLS_PENDING = {"notebooks/04_read_committed.ipynb": "cell 7c289ed1 labels a row 'source 001: ...'"}
+CODE_CELLS_PENDING: dict[str, str] = {}  # notebook -> why a code cell still names a private source
 
 
 def _hits(where: str, text: str) -> list[str]:
