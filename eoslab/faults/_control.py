@@ -21,6 +21,7 @@ import asyncio
 import json
 import os
 import urllib.parse
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from eoslab._ports import LOOPBACK
@@ -83,45 +84,80 @@ class ControlServer:
             w.close()
 
     async def _route(self, method: str, path: str, q: dict[str, str], body: dict[str, Any]) -> Any:
-        e = self.engine
-        client_id = q.get("client_id")
-        if path == "/health" and method == "GET":
-            return {
-                "pid": os.getpid(),
-                "port_offset": e.topology.port_offset,
-                "rules": len(e.rules),
-                "rows": len(e.trace.rows),
-                "connections": len(e.conns),
-            }
-        if path == "/rules":
-            if method == "GET":
-                return [r.to_dict() for r in e.rules.all(client_id)]
-            if method == "POST":
-                return e.rules.add(RuleSpec.from_dict(body)).to_dict()
-            if method == "DELETE":
-                return {"removed": e.rules.clear(client_id)}
         if path.startswith("/rules/"):
-            rule_id = int(path.rsplit("/", 1)[1])
-            rule = e.rules.get(rule_id) if method == "GET" else e.rules.remove(rule_id) if method == "DELETE" else None
-            if rule is None:
-                raise FaultRuleError(f"There is no fault rule {rule_id} (it was healed or never added).")
-            return rule.to_dict()
-        if path == "/trace":
-            if method == "GET":
-                return e.trace.query(client_id, int(q.get("since", 0)), q.get("api"))
-            if method == "DELETE":
-                return {"removed": e.trace.clear(client_id)}
-        if path == "/cut" and method == "POST":
-            return {"cut": e.cut(body.get("client_id"), body.get("broker"))}
-        if path == "/replay" and method == "POST":
-            want = dict(body)
-            broker = want.pop("broker", None)
-            cap = e.captures.find(**want)
-            if cap is None:
-                raise FaultRuleError(
-                    f"No captured Produce request matches {body}: the proxy keeps the last "
-                    f"Produce requests that passed it (up to {MAX_CAPTURE_FRAME // 1024} KiB "
-                    f"each); send one through the proxy first."
-                )
-            return await replay(e, cap, broker)
-        raise FaultRuleError(f"The control API has no {method} {path}.")
+            return _one_rule(self.engine, method, int(path.rsplit("/", 1)[1]))
+        handler = ROUTES.get((method, path))
+        if handler is None:
+            raise FaultRuleError(f"The control API has no {method} {path}.")
+        return await handler(self.engine, q, body)
+
+
+Handler = Callable[[ProxyEngine, dict[str, str], dict[str, Any]], Awaitable[Any]]
+
+
+async def _health(e: ProxyEngine, q: dict[str, str], body: dict[str, Any]) -> Any:
+    return {
+        "pid": os.getpid(),
+        "port_offset": e.topology.port_offset,
+        "rules": len(e.rules),
+        "rows": len(e.trace.rows),
+        "connections": len(e.conns),
+    }
+
+
+async def _list_rules(e: ProxyEngine, q: dict[str, str], body: dict[str, Any]) -> Any:
+    return [r.to_dict() for r in e.rules.all(q.get("client_id"))]
+
+
+async def _add_rule(e: ProxyEngine, q: dict[str, str], body: dict[str, Any]) -> Any:
+    return e.rules.add(RuleSpec.from_dict(body)).to_dict()
+
+
+async def _clear_rules(e: ProxyEngine, q: dict[str, str], body: dict[str, Any]) -> Any:
+    return {"removed": e.rules.clear(q.get("client_id"))}
+
+
+def _one_rule(e: ProxyEngine, method: str, rule_id: int) -> Any:
+    """``GET`` or ``DELETE /rules/<id>``: any other method finds no rule either."""
+    rule = e.rules.get(rule_id) if method == "GET" else e.rules.remove(rule_id) if method == "DELETE" else None
+    if rule is None:
+        raise FaultRuleError(f"There is no fault rule {rule_id} (it was healed or never added).")
+    return rule.to_dict()
+
+
+async def _trace(e: ProxyEngine, q: dict[str, str], body: dict[str, Any]) -> Any:
+    return e.trace.query(q.get("client_id"), int(q.get("since", 0)), q.get("api"))
+
+
+async def _clear_trace(e: ProxyEngine, q: dict[str, str], body: dict[str, Any]) -> Any:
+    return {"removed": e.trace.clear(q.get("client_id"))}
+
+
+async def _cut(e: ProxyEngine, q: dict[str, str], body: dict[str, Any]) -> Any:
+    return {"cut": e.cut(body.get("client_id"), body.get("broker"))}
+
+
+async def _replay(e: ProxyEngine, q: dict[str, str], body: dict[str, Any]) -> Any:
+    want = dict(body)
+    broker = want.pop("broker", None)
+    cap = e.captures.find(**want)
+    if cap is None:
+        raise FaultRuleError(
+            f"No captured Produce request matches {body}: the proxy keeps the last "
+            f"Produce requests that passed it (up to {MAX_CAPTURE_FRAME // 1024} KiB "
+            f"each); send one through the proxy first."
+        )
+    return await replay(e, cap, broker)
+
+
+# The table in this module's docstring, as code; ``/rules/<id>`` is matched by prefix in ``_route``.
+ROUTES: dict[tuple[str, str], Handler] = {
+    ("GET", "/health"): _health,
+    ("GET", "/rules"): _list_rules,
+    ("POST", "/rules"): _add_rule,
+    ("DELETE", "/rules"): _clear_rules,
+    ("GET", "/trace"): _trace,
+    ("DELETE", "/trace"): _clear_trace,
+    ("POST", "/cut"): _cut,
+    ("POST", "/replay"): _replay,
+}

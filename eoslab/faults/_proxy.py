@@ -21,11 +21,10 @@ import itertools
 import logging
 import struct
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from eoslab._ports import LOOPBACK
+from eoslab.faults._conn import HEADER, Conn, Pending, RequestHead, peek_client_id
 from eoslab.faults._exchange import exchange
 from eoslab.faults._pump import Act, Half
 from eoslab.faults._rules import Decision, RuleBook, facts_from
@@ -47,48 +46,8 @@ log = logging.getLogger("eoslab.faults.proxy")
 
 CONNECT_TIMEOUT = 5.0  # loopback: a live broker accepts in microseconds; 5 s only covers a paused one
 _SIZE = struct.Struct(">i")
-_HDR = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
 _DROP = Act(forward=False)
 _DROP_CLOSE = Act(forward=False, close=True)
-
-
-@dataclass
-class _Pending:
-    api_key: int
-    version: int
-    row: dict[str, Any]
-    decision: Decision
-
-
-@dataclass
-class Conn:
-    """One client connection and its upstream connection to the broker."""
-
-    id: int
-    broker: Node
-    client: Half | None = None  # the client's socket
-    upstream: Half | None = None  # our socket to the broker
-    client_id: str | None = None
-    pending: dict[int, _Pending] = field(default_factory=dict)
-    closed: bool = False
-    on_close: Callable[[Conn], None] | None = None
-
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            for half in (self.client, self.upstream):
-                if half is not None:
-                    half.close()
-            if self.on_close is not None:
-                self.on_close(self)
-
-
-def peek_client_id(payload: bytes | memoryview) -> str | None:
-    """``client.id`` from a request header (v1 and v2 both keep an int16-length string there)."""
-    n = _HDR.unpack_from(payload, 0)[3]
-    if n < 0:
-        return None
-    return bytes(payload[10 : 10 + n]).decode("utf-8", "replace")
 
 
 class ProxyEngine:
@@ -222,9 +181,23 @@ class ProxyEngine:
 
     def _on_request(self, conn: Conn, frame: memoryview, streamed: bool) -> Act | None:
         """Trace the request and apply the rules (unless it already flowed on); None forwards it as it is."""
+        head = self._read_head(conn, frame)
+        if head is None:
+            return None
+        summary, note, kept = self._summarize(head, frame)
+        decision = (
+            self.rules.decide(facts_from(head.api, head.client_id, conn.broker.node_id, summary))
+            if len(self.rules) and not streamed
+            else Decision()
+        )
+        row = self._record(conn, head, summary, note, decision, frame, kept)
+        return self._apply(conn, head, row, decision, frame)
+
+    def _read_head(self, conn: Conn, frame: memoryview) -> RequestHead | None:
+        """The request header, or None once a frame too short for one or of an unknown api is traced."""
         broker = conn.broker.node_id
         try:
-            api_key, version, corr, _ = _HDR.unpack_from(frame, 4)
+            api_key, version, corr, _ = HEADER.unpack_from(frame, 4)
             client_id = peek_client_id(frame[4:])
         except (struct.error, UnicodeError):
             self.trace.add(
@@ -252,29 +225,41 @@ class ProxyEngine:
                 note="api key unknown to the pinned schemas",
             )
             return None
-        summary: dict[str, Any] = {}
-        note = ""
-        kept: bytes | None = None  # a small Produce is copied and kept for a replay; the rest is read in place
-        if api_key in EOS_API_KEYS:
-            if api_key == PRODUCE and len(frame) - 4 <= MAX_CAPTURE_FRAME:
-                kept = bytes(frame[4:])
-            try:
-                request = decode_request(frame[4:] if kept is None else kept, schemas=self.schemas)
-                summary = summarize_request(request, self.topic_names)
-            except (ProtocolError, KeyError, ValueError) as exc:
-                note = f"request not decoded ({exc}); forwarded untouched"
-        decision = (
-            self.rules.decide(facts_from(name, client_id, broker, summary))
-            if len(self.rules) and not streamed
-            else Decision()
-        )
+        return RequestHead(api_key, version, corr, client_id, name)
+
+    def _summarize(self, head: RequestHead, frame: memoryview) -> tuple[dict[str, Any], str, bytes | None]:
+        """The summary of an EOS request, a note if it did not decode, and its bytes if kept for a replay.
+
+        Only a small Produce is copied (a replay resends it); every other frame is read in place.
+        """
+        if head.api_key not in EOS_API_KEYS:
+            return {}, "", None
+        kept = bytes(frame[4:]) if head.api_key == PRODUCE and len(frame) - 4 <= MAX_CAPTURE_FRAME else None
+        try:
+            request = decode_request(frame[4:] if kept is None else kept, schemas=self.schemas)
+            return summarize_request(request, self.topic_names), "", kept
+        except (ProtocolError, KeyError, ValueError) as exc:
+            return {}, f"request not decoded ({exc}); forwarded untouched", kept
+
+    def _record(
+        self,
+        conn: Conn,
+        head: RequestHead,
+        summary: dict[str, Any],
+        note: str,
+        decision: Decision,
+        frame: memoryview,
+        kept: bytes | None,
+    ) -> dict[str, Any]:
+        """The request's trace row; a kept Produce with batches becomes a capture a replay can resend."""
+        broker = conn.broker.node_id
         row = self.trace.add(
             conn=conn.id,
-            client_id=client_id,
+            client_id=head.client_id,
             broker=broker,
-            api=name,
-            version=version,
-            correlation_id=corr,
+            api=head.api,
+            version=head.version,
+            correlation_id=head.corr,
             request=summary,
             note=note,
             rules=decision.rule_ids,
@@ -284,31 +269,37 @@ class ProxyEngine:
                 Capture(
                     row["id"],
                     broker,
-                    client_id,
+                    head.client_id,
                     bytes(frame[:4]),
                     kept,
                     tuple(summary["items"]),
                     summary.get("acks", -1),
                 )
             )
+        return row
+
+    def _apply(
+        self, conn: Conn, head: RequestHead, row: dict[str, Any], decision: Decision, frame: memoryview
+    ) -> Act | None:
+        """Cut, drop, hold or forward the request as decided; await its answer unless none will come."""
         if decision.cut:
             row["fate"] = "connection cut by proxy"
             return _DROP_CLOSE
         if decision.drop_request:
             row["fate"] = "request dropped by proxy"
             return _DROP_CLOSE if decision.close else _DROP
-        if api_key == PRODUCE and summary.get("acks") == 0:
+        if head.api_key == PRODUCE and row["request"].get("acks") == 0:
             row["fate"] = "no response (acks=0)"
         else:
-            conn.pending[corr] = _Pending(api_key, version, row, decision)
+            conn.pending[head.corr] = Pending(head.api_key, head.version, row, decision)
         if decision.delay_request_s:
             # A late request: off the client's connection now (the client waits in vain, as for a request
             # stuck in the network), onto the broker delay_s later on the proxy's own connection.
-            conn.pending.pop(corr, None)
+            conn.pending.pop(head.corr, None)
             row["fate"] = f"held {decision.delay_request_s:g} s by proxy"
             row["held_s"] = decision.delay_request_s
             asyncio.get_running_loop().call_later(
-                decision.delay_request_s, self._deliver_late, conn.broker, row, api_key, version, bytes(frame)
+                decision.delay_request_s, self._deliver_late, conn.broker, row, head.api_key, head.version, bytes(frame)
             )
             return _DROP
         return None

@@ -85,35 +85,38 @@ def response_label(row: dict[str, Any]) -> str:
     return f"{api} {text}"
 
 
+def _participant(r: dict[str, Any], clients: dict[str, str]) -> str:
+    """The row's sender's alias: C1, C2 ... by client.id in order of appearance; "Proxy" for its replays."""
+    who = "Proxy" if r.get("via") == "proxy" else (r.get("client_id") or "(no client.id)")
+    return clients.setdefault(who, "Proxy" if who == "Proxy" else f"C{len(clients) + 1}")
+
+
+def _messages(r: dict[str, Any], alias: str) -> list[tuple[float, int, str]]:
+    """A row's arrows, each at its own time: the request (ending in ``x`` if the proxy lost it), its answer if any."""
+    b = f"B{r['broker']}"
+    fate = r.get("fate", "")
+    if fate.startswith("request dropped") or fate.startswith("connection cut"):
+        return [(r["time"], r["id"], f"{alias}-x{b}: {_safe(request_label(r))} ({fate})")]
+    out = [(r["time"], r["id"], f"{alias}->>{b}: {_safe(request_label(r))}")]
+    if r.get("response_time") is not None:
+        arrow = "--x" if fate.startswith("response dropped") else "-->>"
+        extra = f" ({fate})" if fate not in ("forwarded", "answered to the control API") else ""
+        out.append((r["response_time"], r["id"], f"{b}{arrow}{alias}: {_safe(response_label(r))}{extra}"))
+    return out
+
+
 def mermaid(rows: list[dict[str, Any]], *, all_apis: bool = False, max_events: int = 200) -> str:
     """A ``sequenceDiagram``: clients (by client.id) on the left, brokers on the right.
 
     Only EOS APIs unless ``all_apis``; a lost message ends in ``x``; replays come from "Proxy".
     """
     rows = [r for r in rows if all_apis or r["api"] in EOS_API_NAMES]
-    events: list[tuple[float, int, str]] = []
     clients: dict[str, str] = {}
-    brokers: set[int] = set()
-    for r in rows:
-        who = "Proxy" if r.get("via") == "proxy" else (r.get("client_id") or "(no client.id)")
-        alias = clients.setdefault(who, "Proxy" if who == "Proxy" else f"C{len(clients) + 1}")
-        b = f"B{r['broker']}"
-        brokers.add(r["broker"])
-        fate = r.get("fate", "")
-        if fate.startswith("request dropped") or fate.startswith("connection cut"):
-            events.append((r["time"], r["id"], f"{alias}-x{b}: {_safe(request_label(r))} ({fate})"))
-            continue
-        events.append((r["time"], r["id"], f"{alias}->>{b}: {_safe(request_label(r))}"))
-        if r.get("response_time") is None:
-            continue
-        arrow = "--x" if fate.startswith("response dropped") else "-->>"
-        extra = f" ({fate})" if fate not in ("forwarded", "answered to the control API") else ""
-        events.append((r["response_time"], r["id"], f"{b}{arrow}{alias}: {_safe(response_label(r))}{extra}"))
-    events.sort()
+    events = sorted(e for r in rows for e in _messages(r, _participant(r, clients)))
     lines = ["sequenceDiagram"]
     for name, alias in clients.items():
         lines.append(f"    participant {alias} as {_safe(name)}")
-    lines += [f"    participant B{b} as Broker {b}" for b in sorted(brokers)]
+    lines += [f"    participant B{b} as Broker {b}" for b in sorted({r["broker"] for r in rows})]
     lines += [f"    {e[2]}" for e in events[:max_events]]
     if len(events) > max_events:
         first = next(iter(clients.values()))
@@ -149,35 +152,43 @@ _COLUMNS = [
 ]
 
 
+def _flat_base(r: dict[str, Any]) -> dict[str, Any]:
+    """A row's columns that do not depend on the batch: header, timing, producer, the response's first error."""
+    req, resp = r.get("request") or {}, r.get("response") or {}
+    base = {
+        k: r.get(k) for k in ("id", "client_id", "broker", "api", "version", "correlation_id", "via", "fate", "note")
+    }
+    base["time"] = _dt.datetime.fromtimestamp(r["time"], tz=_dt.timezone.utc)
+    base["rules"] = ",".join(map(str, r.get("rules") or []))
+    rt = r.get("response_time")
+    base["latency_ms"] = round((rt - r["time"]) * 1000, 3) if rt else None
+    base["transactional_id"] = req.get("transactional_id")
+    for k in ("producer_id", "producer_epoch"):
+        base[k] = resp.get(k, req.get(k)) if r["api"] == "InitProducerId" else req.get(k)
+    base["error_code"], base["error"] = resp.get("error_code"), resp.get("error")
+    return base
+
+
+def _flat_items(base: dict[str, Any], items: list[dict[str, Any]], resp: dict[str, Any]) -> list[dict[str, Any]]:
+    """One line per request item, with the response item of the same (topic, partition) if there is one."""
+    answers = {(i.get("topic"), i.get("partition")): i for i in resp.get("items") or []}
+    out = []
+    for item in items:
+        line = {**base, **{k: v for k, v in item.items() if k in _COLUMNS}}
+        ans = answers.get((item.get("topic"), item.get("partition")), {})
+        if ans:
+            line.update(base_offset=ans.get("base_offset"), error_code=ans.get("error_code"), error=ans.get("error"))
+        out.append(line)
+    return out
+
+
 def flat_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One line per request, or per batch for Produce (request and response items paired by partition)."""
     out = []
     for r in rows:
-        req, resp = r.get("request") or {}, r.get("response") or {}
-        base = {
-            k: r.get(k)
-            for k in ("id", "client_id", "broker", "api", "version", "correlation_id", "via", "fate", "note")
-        }
-        base["time"] = _dt.datetime.fromtimestamp(r["time"], tz=_dt.timezone.utc)
-        base["rules"] = ",".join(map(str, r.get("rules") or []))
-        rt = r.get("response_time")
-        base["latency_ms"] = round((rt - r["time"]) * 1000, 3) if rt else None
-        base["transactional_id"] = req.get("transactional_id")
-        for k in ("producer_id", "producer_epoch"):
-            base[k] = resp.get(k, req.get(k)) if r["api"] == "InitProducerId" else req.get(k)
-        base["error_code"], base["error"] = resp.get("error_code"), resp.get("error")
-        answers = {(i.get("topic"), i.get("partition")): i for i in resp.get("items") or []}
-        items = req.get("items") or []
-        if not items:
-            out.append(base)
-        for item in items:
-            line = {**base, **{k: v for k, v in item.items() if k in _COLUMNS}}
-            ans = answers.get((item.get("topic"), item.get("partition")), {})
-            if ans:
-                line.update(
-                    base_offset=ans.get("base_offset"), error_code=ans.get("error_code"), error=ans.get("error")
-                )
-            out.append(line)
+        base = _flat_base(r)
+        items = (r.get("request") or {}).get("items") or []
+        out += _flat_items(base, items, r.get("response") or {}) if items else [base]
     return out
 
 

@@ -14,21 +14,83 @@ the broker finalized (``transaction.version``), which travel in tagged fields
 proxy forwards every frame byte for byte: reading a field never rewrites it.
 Every summary is a plain JSON-able dict, so the daemon can ship it over its
 control API unchanged.
+
+Table-driven: :data:`SUMMARIZERS` holds one entry per API the trace opens (a
+request summarizer and a response summarizer), so teaching the trace a new API
+is adding one entry; which requests and responses the proxy decodes at all
+(:data:`EOS_API_KEYS`, :data:`DECODED_RESPONSES`) follows from the table.
+The per-API summarizers live in :mod:`eoslab.faults._summarizers`.
 """
 
 from __future__ import annotations
 
-import uuid
-from functools import cache
-from typing import Any, overload
+from typing import Any
 
-from eoslab.protocol import Request, Response, parse_record_batches
-
-PRODUCE, FETCH, METADATA, FIND_COORDINATOR, API_VERSIONS = 0, 1, 3, 10, 18
-INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT = 22, 24, 25, 26, 28
-EOS_API_KEYS = frozenset(
-    {PRODUCE, FETCH, FIND_COORDINATOR, INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT}
+from eoslab.faults._summarizers import (
+    ADD_OFFSETS,
+    ADD_PARTITIONS,
+    API_VERSIONS,
+    END_TXN,
+    FETCH,
+    FIND_COORDINATOR,
+    INIT_PRODUCER_ID,
+    METADATA,
+    PRODUCE,
+    TXN_OFFSET_COMMIT,
+    Summarizer,
+    TopicNames,
+    add_partitions_request,
+    add_partitions_response,
+    api_versions_response,
+    end_txn_request,
+    error_name,
+    fetch_request,
+    fetch_response,
+    find_coordinator_request,
+    find_coordinator_response,
+    group_txn_request,
+    init_producer_id_request,
+    metadata_response,
+    no_fields,
+    produce_request,
+    produce_response,
+    producer_id_response,
+    txn_offset_commit_request,
+    txn_offset_commit_response,
 )
+from eoslab.protocol import Request, Response
+
+__all__ = [
+    "API_VERSIONS",
+    "DECODED_RESPONSES",
+    "EOS_API_KEYS",
+    "EOS_API_NAMES",
+    "METADATA",
+    "PRODUCE",
+    "SUMMARIZERS",
+    "TopicNames",
+    "error_name",
+    "leaders",
+    "learn_topic_ids",
+    "summarize_request",
+    "summarize_response",
+]
+
+# One entry per API the trace opens: (request summarizer or None when its requests are not decoded, response one).
+SUMMARIZERS: dict[int, Summarizer] = {
+    PRODUCE: Summarizer(produce_request, produce_response),
+    FETCH: Summarizer(fetch_request, fetch_response),
+    METADATA: Summarizer(None, metadata_response),  # read for topic ids only
+    FIND_COORDINATOR: Summarizer(find_coordinator_request, find_coordinator_response),
+    API_VERSIONS: Summarizer(None, api_versions_response),  # read for the finalized features only
+    INIT_PRODUCER_ID: Summarizer(init_producer_id_request, producer_id_response),
+    ADD_PARTITIONS: Summarizer(add_partitions_request, add_partitions_response),
+    ADD_OFFSETS: Summarizer(group_txn_request, no_fields),
+    END_TXN: Summarizer(end_txn_request, producer_id_response),
+    TXN_OFFSET_COMMIT: Summarizer(txn_offset_commit_request, txn_offset_commit_response),
+}
+EOS_API_KEYS = frozenset(k for k, s in SUMMARIZERS.items() if s.request is not None)
+DECODED_RESPONSES = frozenset(SUMMARIZERS)
 # The diagrams' default: Fetch is decoded (module 04) but a consumer's polls would crowd every diagram.
 EOS_API_NAMES = frozenset(
     {
@@ -41,258 +103,21 @@ EOS_API_NAMES = frozenset(
         "TxnOffsetCommit",
     }
 )
-DECODED_RESPONSES = EOS_API_KEYS | {METADATA, API_VERSIONS}
-
-TopicNames = dict[uuid.UUID, str]
-
-
-@cache
-def _error_names() -> dict[int, str]:
-    # confluent-kafka mirrors Kafka's Errors enum (codes >= -1); negative others are librdkafka's own.
-    from confluent_kafka import KafkaError
-
-    names = {v: k for k, v in vars(KafkaError).items() if isinstance(v, int) and v >= -1 and k.isupper()}
-    names[0] = "NONE"
-    return names
-
-
-@overload
-def error_name(code: int) -> str: ...
-@overload
-def error_name(code: None) -> None: ...
-def error_name(code: int | None) -> str | None:
-    """Kafka's name for an error code (``45`` -> ``OUT_OF_ORDER_SEQUENCE_NUMBER``)."""
-    if code is None:
-        return None
-    return _error_names().get(code, f"ERROR_{code}")
-
-
-def _topic(entry: dict[str, Any], names: TopicNames) -> str | None:
-    name = entry.get("Name")
-    if name:
-        return str(name)
-    tid = entry.get("TopicId")
-    if tid is None:
-        return None
-    return names.get(tid, f"id:{tid}")  # an id no relayed Metadata response has named yet
-
-
-def _fetch_topic(entry: dict[str, Any], names: TopicNames) -> str | None:
-    """Fetch calls the name ``Topic`` (v0-12); v13+ sends only the ``TopicId``."""
-    if entry.get("Topic"):
-        return str(entry["Topic"])
-    return _topic({"TopicId": entry.get("TopicId")}, names)
-
-
-def _fetch_partition(topic: str | None, p: dict[str, Any]) -> dict[str, Any]:
-    aborted = p.get("AbortedTransactions")
-    batches = parse_record_batches(p.get("Records") or b"", allow_partial=True)
-    return {
-        "topic": topic,
-        "partition": p["PartitionIndex"],
-        "error_code": p["ErrorCode"],
-        "high_watermark": p["HighWatermark"],
-        "last_stable_offset": p["LastStableOffset"],
-        # None: the leader sent no list (a read_uncommitted fetch); []: none in the returned range
-        "aborted_transactions": None
-        if aborted is None
-        else [{"producer_id": a["ProducerId"], "first_offset": a["FirstOffset"]} for a in aborted],
-        "batches": [
-            {
-                "base_offset": h.base_offset,
-                "last_offset": h.last_offset,
-                "producer_id": h.producer_id,
-                "transactional": h.is_transactional,
-                "control": h.is_control,
-                "marker": {0: "ABORT", 1: "COMMIT"}.get(int(h.control_type)) if h.control_type is not None else None,
-            }
-            for h in batches
-        ],
-    }
 
 
 def summarize_request(req: Request, names: TopicNames) -> dict[str, Any]:
     """The EOS fields of a request; ``{}`` for APIs the trace does not open."""
-    b, k = req.body, req.api_key
-    if k == PRODUCE:
-        items = []
-        for t in b.get("TopicData") or []:
-            topic = _topic(t, names)
-            for p in t.get("PartitionData") or []:
-                for h in parse_record_batches(p.get("Records") or b""):
-                    last = -1 if h.base_sequence < 0 else h.base_sequence + h.last_offset_delta
-                    items.append(
-                        {
-                            "topic": topic,
-                            "partition": p["Index"],
-                            "producer_id": h.producer_id,
-                            "producer_epoch": h.producer_epoch,
-                            "base_sequence": h.base_sequence,
-                            "last_sequence": last,
-                            "record_count": h.record_count,
-                            "transactional": h.is_transactional,
-                        }
-                    )
-        return {"transactional_id": b.get("TransactionalId"), "acks": b.get("Acks"), "items": items}
-    if k == FETCH:
-        return {
-            "isolation_level": {0: "read_uncommitted", 1: "read_committed"}.get(b.get("IsolationLevel", 0)),
-            "partitions": [
-                {"topic": _fetch_topic(t, names), "partition": p["Partition"], "fetch_offset": p["FetchOffset"]}
-                for t in b.get("Topics") or []
-                for p in t.get("Partitions") or []
-            ],
-        }
-    if k == INIT_PRODUCER_ID:
-        return {
-            "transactional_id": b.get("TransactionalId"),
-            "producer_id": b.get("ProducerId", -1),
-            "producer_epoch": b.get("ProducerEpoch", -1),
-        }
-    if k == ADD_PARTITIONS:
-        if req.api_version <= 3:
-            txns = [
-                {
-                    "TransactionalId": b["V3AndBelowTransactionalId"],
-                    "ProducerId": b["V3AndBelowProducerId"],
-                    "ProducerEpoch": b["V3AndBelowProducerEpoch"],
-                    "Topics": b["V3AndBelowTopics"],
-                }
-            ]
-        else:
-            txns = b.get("Transactions") or []
-        items = [
-            {
-                "transactional_id": t["TransactionalId"],
-                "producer_id": t["ProducerId"],
-                "producer_epoch": t["ProducerEpoch"],
-                "topic": tp["Name"],
-                "partition": p,
-            }
-            for t in txns
-            for tp in t["Topics"]
-            for p in tp["Partitions"]
-        ]
-        first = txns[0] if txns else {}
-        return {
-            "transactional_id": first.get("TransactionalId"),
-            "producer_id": first.get("ProducerId"),
-            "producer_epoch": first.get("ProducerEpoch"),
-            "items": items,
-        }
-    if k in (ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT):
-        out = {
-            "transactional_id": b.get("TransactionalId"),
-            "producer_id": b.get("ProducerId"),
-            "producer_epoch": b.get("ProducerEpoch"),
-        }
-        if k == END_TXN:
-            out["committed"] = b.get("Committed")
-        else:
-            out["group_id"] = b.get("GroupId")
-        if k == TXN_OFFSET_COMMIT:
-            out["items"] = [
-                {"topic": t["Name"], "partition": p["PartitionIndex"], "offset": p["CommittedOffset"]}
-                for t in b.get("Topics") or []
-                for p in t["Partitions"]
-            ]
-        return out
-    if k == FIND_COORDINATOR:
-        keys = b.get("CoordinatorKeys") or ([b["Key"]] if b.get("Key") is not None else [])
-        return {"key_type": {0: "group", 1: "transaction"}.get(b.get("KeyType", 0), b.get("KeyType")), "keys": keys}
-    return {}
-
-
-def _first_error(codes: list[int]) -> int:
-    return next((c for c in codes if c), 0)
+    entry = SUMMARIZERS.get(req.api_key)
+    if entry is None or entry.request is None:
+        return {}
+    return entry.request(req, names)
 
 
 def summarize_response(resp: Response, request: dict[str, Any], names: TopicNames) -> dict[str, Any]:
     """The EOS fields of a response, with ``error_code`` (the first non-zero one) and its name."""
-    b, k = resp.body, resp.api_key
-    out: dict[str, Any] = {}
-    codes: list[int] = [b.get("ErrorCode") or 0]
-    if k == PRODUCE:
-        items = []
-        for t in b.get("Responses") or []:
-            topic = _topic(t, names)
-            for p in t.get("PartitionResponses") or []:
-                items.append(
-                    {
-                        "topic": topic,
-                        "partition": p["Index"],
-                        "error_code": p["ErrorCode"],
-                        "error": error_name(p["ErrorCode"]),
-                        "base_offset": p["BaseOffset"],
-                    }
-                )
-                codes.append(p["ErrorCode"])
-        out["items"] = items
-    elif k == FETCH:
-        out["partitions"] = [
-            _fetch_partition(_fetch_topic(t, names), p)
-            for t in b.get("Responses") or []
-            for p in t.get("Partitions") or []
-        ]
-        codes += [p["error_code"] for p in out["partitions"]]
-    elif k in (INIT_PRODUCER_ID, END_TXN):
-        if "ProducerId" in b:
-            out.update(producer_id=b["ProducerId"], producer_epoch=b["ProducerEpoch"])
-    elif k == ADD_PARTITIONS:
-        results = b.get("ResultsByTopicV3AndBelow") or [
-            tr for r in b.get("ResultsByTransaction") or [] for tr in r["TopicResults"]
-        ]
-        out["items"] = [
-            {
-                "topic": t["Name"],
-                "partition": p["PartitionIndex"],
-                "error_code": p["PartitionErrorCode"],
-                "error": error_name(p["PartitionErrorCode"]),
-            }
-            for t in results
-            for p in t["ResultsByPartition"]
-        ]
-        codes += [i["error_code"] for i in out["items"]]
-    elif k == TXN_OFFSET_COMMIT:
-        out["items"] = [
-            {
-                "topic": t["Name"],
-                "partition": p["PartitionIndex"],
-                "error_code": p["ErrorCode"],
-                "error": error_name(p["ErrorCode"]),
-            }
-            for t in b.get("Topics") or []
-            for p in t["Partitions"]
-        ]
-        codes += [i["error_code"] for i in out["items"]]
-    elif k == FIND_COORDINATOR:
-        if "Coordinators" in b:
-            out["items"] = [
-                {
-                    "key": c["Key"],
-                    "node_id": c["NodeId"],
-                    "error_code": c["ErrorCode"],
-                    "error": error_name(c["ErrorCode"]),
-                }
-                for c in b["Coordinators"]
-            ]
-            codes += [c["ErrorCode"] for c in b["Coordinators"]]
-        else:
-            keys = request.get("keys") or [None]
-            out["items"] = [
-                {
-                    "key": keys[0],
-                    "node_id": b.get("NodeId"),
-                    "error_code": b.get("ErrorCode", 0),
-                    "error": error_name(b.get("ErrorCode", 0)),
-                }
-            ]
-    elif k == METADATA:
-        out["topics"] = len(b.get("Topics") or [])
-    elif k == API_VERSIONS:
-        # Tagged fields (v3+): absent from a v0-v2 answer, and a level-0 feature is not listed.
-        out["finalized_features"] = {f["Name"]: f["MaxVersionLevel"] for f in b.get("FinalizedFeatures") or []}
-    code = _first_error(codes)
+    entry = SUMMARIZERS.get(resp.api_key)
+    out, codes = entry.response(resp.body, request, names) if entry is not None else ({}, [])
+    code = next((c for c in [resp.body.get("ErrorCode") or 0, *codes] if c), 0)
     out.update(error_code=code, error=error_name(code))
     return out
 
