@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -21,7 +23,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
     return dict(action.choices)
 
 
-def test_help_order_lists_every_command_module_subcommand_once():
+def test_help_order_lists_every_command_module_subcommand_once() -> None:
     names = [name for module in MODULES for name in module.PARSERS]
     assert len(names) == len(set(names)), "two command modules register the same subcommand"
     assert sorted(cli.HELP_ORDER) == sorted(names)
@@ -29,7 +31,7 @@ def test_help_order_lists_every_command_module_subcommand_once():
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
-def test_each_subcommand_runs_a_handler_of_its_own_module_named_for_it(module):
+def test_each_subcommand_runs_a_handler_of_its_own_module_named_for_it(module: ModuleType) -> None:
     sub = _subcommands(cli.build_parser())
     for name in module.PARSERS:
         handler = sub[name].get_default("func")
@@ -37,7 +39,7 @@ def test_each_subcommand_runs_a_handler_of_its_own_module_named_for_it(module):
         assert handler.__module__ == module.__name__, f"{name}'s handler lives apart from its parser"
 
 
-def test_python_dash_m_runs_the_same_main():
+def test_python_dash_m_runs_the_same_main() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "eoslab.cli", "--help"], capture_output=True, text=True, timeout=60, check=False
     )
@@ -45,14 +47,14 @@ def test_python_dash_m_runs_the_same_main():
     assert proc.stdout.startswith("usage: eoslab ") and "bench" in proc.stdout
 
 
-def test_unknown_arguments_are_refused_except_for_lab(capsys):
+def test_unknown_arguments_are_refused_except_for_lab(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         cli.main(["status", "--port=8890"])
     assert exc.value.code == 2
     assert "unrecognized arguments: --port=8890" in capsys.readouterr().err
 
 
-def test_grade_without_a_notebook_or_class_says_what_to_give(capsys):
+def test_grade_without_a_notebook_or_class_says_what_to_give(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["grade"]) == 2
     assert capsys.readouterr().err == (
         "eoslab: give a lab notebook (eoslab grade labs/lab01_idempotence.ipynb) or --class DIR.\n"
@@ -66,18 +68,22 @@ def test_grade_without_a_notebook_or_class_says_what_to_give(capsys):
         ("--kinds", "zz", "--kinds: unknown zz"),
     ],
 )
-def test_bench_faults_refuses_an_unknown_name_before_needing_a_cluster(capsys, option, value, said):
+def test_bench_faults_refuses_an_unknown_name_before_needing_a_cluster(
+    capsys: pytest.CaptureFixture[str], option: str, value: str, said: str
+) -> None:
     assert cli.main(["--backend", "local", "bench", "faults", option, value]) == 2
     assert capsys.readouterr().err.startswith(said)
 
 
-def test_bench_with_a_name_the_parser_would_refuse_exits_2(capsys):
+def test_bench_with_a_name_the_parser_would_refuse_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     args = argparse.Namespace(what="nope", backend=None)
     assert _bench.cmd_bench(args) == 2
     assert "unknown benchmark 'nope'" in capsys.readouterr().err
 
 
-def test_render_writes_the_compose_file_and_check_fails_on_drift(tmp_path, capsys):
+def test_render_writes_the_compose_file_and_check_fails_on_drift(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "compose.yml"
     assert cli.main(["render", "-o", str(out)]) == 0
     assert cli.main(["render", "--check", "-o", str(out)]) == 0
@@ -86,7 +92,7 @@ def test_render_writes_the_compose_file_and_check_fails_on_drift(tmp_path, capsy
     assert "differs from the topology: run `eoslab render`." in capsys.readouterr().err
 
 
-def test_backend_name_follows_the_option_then_the_environment(monkeypatch):
+def test_backend_name_follows_the_option_then_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EOSLAB_BACKEND", "Docker")
     assert backend_name(argparse.Namespace(backend=None)) == "docker"
     assert backend_name(argparse.Namespace(backend="local")) == "local"
