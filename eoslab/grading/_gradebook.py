@@ -58,6 +58,61 @@ def check_report(data: dict[str, Any], folder: Path) -> tuple[str, str]:
     return "ok", ""
 
 
+def _error_row(learner: str, notebook: str | None, error: str) -> dict[str, Any]:
+    """A gradebook row that scores 0 and says why (a notebook that failed, a file that is no report)."""
+    return {"learner": learner, "notebook": notebook, "score": 0, "max_score": None, "error": error}
+
+
+def _reported(learner: Path) -> set[Any]:
+    """The notebooks the learner's reports name (a report that is not JSON names none)."""
+    reported = set()
+    for rep in learner.glob("*.report.json"):
+        try:
+            reported.add(json.loads(rep.read_text()).get("notebook"))
+        except ValueError:
+            pass
+    return reported
+
+
+def _grade_here(
+    learner: Path, *, rerun: bool, limit: float, cell_timeout: int, progress: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    """Grade the notebooks handed in without a report (every one, with ``rerun``); a row for each that broke."""
+    rows: list[dict[str, Any]] = []
+    reported = _reported(learner)
+    for nb in sorted(learner.glob("lab*.ipynb")):
+        if not rerun and nb.name in reported:
+            continue
+        progress(f"grading {learner.name}/{nb.name} ...")
+        try:
+            grade_notebook(nb, timeout=limit, cell_timeout=cell_timeout)
+        except EoslabError as exc:  # a broken notebook costs its learner only
+            rows.append(_error_row(learner.name, nb.name, str(exc)))
+    return rows
+
+
+def _report_row(learner: Path, rep: Path) -> dict[str, Any]:
+    """One report's row: its score and per-task points, and whether it belongs to the notebook beside it."""
+    try:
+        data = json.loads(rep.read_text())
+        check, problem = check_report(data, learner)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        return _error_row(learner.name, rep.name, f"{rep.name} is not a report `eoslab grade` wrote ({exc}).")
+    row: dict[str, Any] = {
+        "learner": learner.name,
+        "notebook": data["notebook"],
+        "score": data["score"],
+        "max_score": data["max_score"],
+        "sha256": str(data.get("sha256", ""))[:12],
+        "sha256 check": check,
+        "graded_at": data.get("graded_at"),
+        "error": problem,
+    }
+    for t in data.get("tasks", []):
+        row[f"{t['task']} ({t['max_points']:g})"] = t["points"]
+    return row
+
+
 def collect(
     root: Path,
     *,
@@ -75,61 +130,11 @@ def collect(
     """
     rows: list[dict[str, Any]] = []
     for learner in _learners(root):
-        reported = set()
-        for rep in learner.glob("*.report.json"):
-            try:
-                reported.add(json.loads(rep.read_text()).get("notebook"))
-            except ValueError:
-                pass
-        for nb in sorted(learner.glob("lab*.ipynb")):
-            if not rerun and nb.name in reported:
-                continue
-            progress(f"grading {learner.name}/{nb.name} ...")
-            try:
-                grade_notebook(nb, timeout=limit, cell_timeout=cell_timeout)
-            except EoslabError as exc:  # a broken notebook costs its learner only
-                rows.append(
-                    {"learner": learner.name, "notebook": nb.name, "score": 0, "max_score": None, "error": str(exc)}
-                )
+        rows.extend(_grade_here(learner, rerun=rerun, limit=limit, cell_timeout=cell_timeout, progress=progress))
         reports = sorted(learner.glob("*.report.json"))
         if not reports and not _rows_for(rows, learner.name):
-            rows.append(
-                {
-                    "learner": learner.name,
-                    "notebook": None,
-                    "score": 0,
-                    "max_score": None,
-                    "error": "nothing handed in: no lab notebook and no report.",
-                }
-            )
-        for rep in reports:
-            try:
-                data = json.loads(rep.read_text())
-                check, problem = check_report(data, learner)
-            except (ValueError, TypeError, KeyError, AttributeError) as exc:
-                rows.append(
-                    {
-                        "learner": learner.name,
-                        "notebook": rep.name,
-                        "score": 0,
-                        "max_score": None,
-                        "error": f"{rep.name} is not a report `eoslab grade` wrote ({exc}).",
-                    }
-                )
-                continue
-            row: dict[str, Any] = {
-                "learner": learner.name,
-                "notebook": data["notebook"],
-                "score": data["score"],
-                "max_score": data["max_score"],
-                "sha256": str(data.get("sha256", ""))[:12],
-                "sha256 check": check,
-                "graded_at": data.get("graded_at"),
-                "error": problem,
-            }
-            for t in data.get("tasks", []):
-                row[f"{t['task']} ({t['max_points']:g})"] = t["points"]
-            rows.append(row)
+            rows.append(_error_row(learner.name, None, "nothing handed in: no lab notebook and no report."))
+        rows.extend(_report_row(learner, rep) for rep in reports)
     return rows
 
 
@@ -149,6 +154,17 @@ def write_gradebook(rows: list[dict[str, Any]], path: Path) -> None:
         writer.writerows(rows)
 
 
+def _notebook_lines(nb: str, rs: list[dict[str, Any]]) -> list[str]:
+    """One notebook's class mean, then how many learners passed each of its tasks."""
+    mean = sum(r["score"] for r in rs) / len(rs)
+    lines = [f"  {nb}: mean {mean:.1f} / {rs[0]['max_score']:g} over {len(rs)} learners"]
+    tasks = [k for k in rs[0] if k.endswith(")") and " (" in k]
+    for t in tasks:
+        passed = sum(1 for r in rs if r.get(t))
+        lines.append(f"    {t}: {passed}/{len(rs)} passed")
+    return lines
+
+
 def summary(rows: list[dict[str, Any]]) -> str:
     learners = sorted({r["learner"] for r in rows})
     graded = [r for r in rows if r.get("notebook") and not r.get("error")]
@@ -157,12 +173,7 @@ def summary(rows: list[dict[str, Any]]) -> str:
     for r in graded:
         by_nb.setdefault(r["notebook"], []).append(r)
     for nb, rs in sorted(by_nb.items()):
-        mean = sum(r["score"] for r in rs) / len(rs)
-        lines.append(f"  {nb}: mean {mean:.1f} / {rs[0]['max_score']:g} over {len(rs)} learners")
-        tasks = [k for k in rs[0] if k.endswith(")") and " (" in k]
-        for t in tasks:
-            passed = sum(1 for r in rs if r.get(t))
-            lines.append(f"    {t}: {passed}/{len(rs)} passed")
+        lines.extend(_notebook_lines(nb, rs))
     problems = [r for r in rows if r.get("error")]
     for r in problems:
         lines.append(f"  {r['learner']}: {r['error']}")

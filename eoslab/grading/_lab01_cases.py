@@ -72,23 +72,17 @@ def _content(b: Any) -> tuple[Any, ...]:
     return tuple((r.key, r.value) for r in b.records)
 
 
-def what_it_mixes(group: frozenset[int], by_offset: dict[int, Any]) -> str:
-    """Why a group of batches is NOT one write stored twice, in a sentence (empty if it is)."""
-    bs = [by_offset[o] for o in sorted(group) if o in by_offset]
-    if len(bs) < len(group):
-        return f"offsets {sorted(set(group) - set(by_offset))} are not batches of this log"
-    ids = {b.producer_id for b in bs}
-    if -1 in ids and len(ids) > 1:
-        return "it mixes batches without a producer id (-1) and batches with one: they cannot be the same write"
-    if ids == {-1}:
-        if len({_content(b) for b in bs}) > 1:
-            return "it joins producer-id -1 batches whose records differ: without an id only the records tell"
-        return ""
+def _without_ids(ids: set[int], bs: list[Any]) -> str:
+    """Batches without a producer id (-1) are one write only if they are all such, with the same records."""
     if len(ids) > 1:
-        return (
-            f"it joins producer ids {sorted(ids)}: a new producer (a restarted application) gets a NEW id, "
-            "so its resend is a new write (that is why idempotence cannot cover an application restart)"
-        )
+        return "it mixes batches without a producer id (-1) and batches with one: they cannot be the same write"
+    if len({_content(b) for b in bs}) > 1:
+        return "it joins producer-id -1 batches whose records differ: without an id only the records tell"
+    return ""
+
+
+def _one_producer(bs: list[Any]) -> str:
+    """One producer's batches are one write only within one epoch and at one (first, last) sequence."""
     if len({b.producer_epoch for b in bs}) > 1:
         return (
             f"it joins epochs {sorted({b.producer_epoch for b in bs})} of producer {bs[0].producer_id}: after an "
@@ -98,3 +92,19 @@ def what_it_mixes(group: frozenset[int], by_offset: dict[int, Any]) -> str:
     if len({(b.base_sequence, b.last_sequence) for b in bs}) > 1:
         return "it joins different sequence numbers of one producer: each sequence is a different write"
     return ""
+
+
+def what_it_mixes(group: frozenset[int], by_offset: dict[int, Any]) -> str:
+    """Why a group of batches is NOT one write stored twice, in a sentence (empty if it is)."""
+    bs = [by_offset[o] for o in sorted(group) if o in by_offset]
+    if len(bs) < len(group):
+        return f"offsets {sorted(set(group) - set(by_offset))} are not batches of this log"
+    ids = {b.producer_id for b in bs}
+    if -1 in ids:
+        return _without_ids(ids, bs)
+    if len(ids) > 1:
+        return (
+            f"it joins producer ids {sorted(ids)}: a new producer (a restarted application) gets a NEW id, "
+            "so its resend is a new write (that is why idempotence cannot cover an application restart)"
+        )
+    return _one_producer(bs)

@@ -117,6 +117,21 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _judge_cell(out: dict[str, Any] | None, ver: dict[str, Any] | None, cell_timeout: int) -> tuple[bool, str]:
+    """One graded cell: passed or not, and the sentence the learner reads (the check's, or why there is none)."""
+    if out is None:
+        return False, "not run."
+    if out["timeout"]:
+        return False, f"the cell did not finish within {cell_timeout} s (timed out)."
+    if out["xfail"] or out["outcome"] == "skipped":
+        return False, "not run: an earlier cell timed out and the kernel was stopped."
+    if ver is not None:
+        return bool(ver["passed"]) and out["outcome"] == "passed", ver["message"]
+    if out["outcome"] != "passed":
+        return False, f"the check cell raised: {out['error_tail']}"
+    return False, "the cell ran but no check recorded a verdict (was the check call removed?)."
+
+
 def score(
     nb: dict[str, Any], outcomes: list[dict[str, Any]], verdicts: list[dict[str, Any]], cell_timeout: int = CELL_TIMEOUT
 ) -> tuple[list[TaskResult], list[str]]:
@@ -127,20 +142,7 @@ def score(
     for g in graded_cells(nb):
         task, max_points = str(g["task"]), float(g.get("points", 1))
         title = g.get("title", "")
-        out = by_cell.get(g["cell_id"])
-        ver = last_verdict.get(task)
-        if out is None:
-            passed, msg = False, "not run."
-        elif out["timeout"]:
-            passed, msg = False, f"the cell did not finish within {cell_timeout} s (timed out)."
-        elif out["xfail"] or out["outcome"] == "skipped":
-            passed, msg = False, "not run: an earlier cell timed out and the kernel was stopped."
-        elif ver is not None:
-            passed, msg = bool(ver["passed"]) and out["outcome"] == "passed", ver["message"]
-        elif out["outcome"] != "passed":
-            passed, msg = False, f"the check cell raised: {out['error_tail']}"
-        else:
-            passed, msg = False, "the cell ran but no check recorded a verdict (was the check call removed?)."
+        passed, msg = _judge_cell(by_cell.get(g["cell_id"]), last_verdict.get(task), cell_timeout)
         results.append(TaskResult(task, title, max_points if passed else 0.0, max_points, passed, msg, g["cell_id"]))
     graded_ids = {g["cell_id"] for g in graded_cells(nb)}
     others = [

@@ -117,13 +117,7 @@ def duplicate_scenario(
     b = demo.producer(cluster, f"lab01-t2-b-{run}")
     plain = demo.producer(cluster, f"lab01-t2-x-{run}", idempotent=False)
 
-    n = rng.randint(3, 5)
-    extra = [rng.choice((1, 2)) for _ in range(n)]  # lost acks -> extra copies
-    for i in rng.sample(range(n), rng.randint(1, n - 2)):
-        extra[i] = 0  # at least one write is NOT duplicated, at least two are
-    words = rng.sample(WORDS, n + 4)
-    plain_writes = [(f"{w}-{run}", k) for w, k in zip(words[:n], extra, strict=True)]
-    a0, a1, timed_out, b0 = (f"{w}-{run}" for w in words[n:])
+    plain_writes, (a0, a1, timed_out, b0) = _plan(rng, run)
 
     def write_plain(value: str, copies: int) -> None:
         if copies:
@@ -148,14 +142,31 @@ def duplicate_scenario(
     for step in steps:
         step()
     log = list(ins.batches(cluster, topic, 0, records=True, data=True))
+    return topic, log, _stored_twice(log, plain_writes)
+
+
+def _plan(rng: random.Random, run: str) -> tuple[list[tuple[str, int]], tuple[str, str, str, str]]:
+    """The duplicate scenario's values: the plain producer's writes with their lost acks, then A's and B's four."""
+    n = rng.randint(3, 5)
+    extra = [rng.choice((1, 2)) for _ in range(n)]  # lost acks -> extra copies
+    for i in rng.sample(range(n), rng.randint(1, n - 2)):
+        extra[i] = 0  # at least one write is NOT duplicated, at least two are
+    words = rng.sample(WORDS, n + 4)
+    plain_writes = [(f"{w}-{run}", k) for w, k in zip(words[:n], extra, strict=True)]
+    a0, a1, timed_out, b0 = (f"{w}-{run}" for w in words[n:])
+    return plain_writes, (a0, a1, timed_out, b0)
+
+
+def _stored_twice(log: list[ins.Batch], plain_writes: list[tuple[str, int]]) -> set[frozenset[int]]:
+    """The plain producer's writes that reached the log more than once: what reached it decides, not the plan."""
     want = set()
-    for value, _ in plain_writes:  # what reached the log decides, not the plan
+    for value, _ in plain_writes:
         offsets = frozenset(
             x.base_offset for x in log if x.producer_id == -1 and x.records and x.records[0].value == value
         )
         if len(offsets) > 1:
             want.add(offsets)
-    return topic, log, want
+    return want
 
 
 def _groups(answer: Any) -> set[frozenset[int]]:

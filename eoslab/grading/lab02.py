@@ -80,18 +80,23 @@ def check_owner_of(cluster: Cluster, owner_of: Callable[[int, list[ins.ProducerI
     )
 
 
-@guarded("t3", points=2)
-def check_predict_block(
-    cluster: Cluster, predict_block: Callable[[list[ins.ProducerIdBlock], int, int], Any]
-) -> Verdict:
-    """Task 3: ``predict_block(blocks, 2, last_id)``, the block broker 2's NEXT id comes from.
+_PredictCase = tuple[str, int, tuple[int, int], int]
+"""(when, broker 2's last id then, the learner's block [first, end), the id broker 2 handed out next)."""
 
-    Asked three times against real grants, after the check arranged them: another broker was
-    granted a block, broker 2 passed its 90 % mark (its next block is recorded, not in use yet), a
-    third broker became the newest grantee; then at broker 2's last id of the block, and in the
-    block after. Each prediction is compared with the id broker 2 then hands out.
-    """
-    rng = random.Random()
+_PREDICT_WHY = {
+    "past 90 %": "past 90 % the next block is already granted (the prefetch), but the broker hands out "
+    "ids from its current block until it is used up",
+    "the last id of its block": "after the last id of a block the next comes from the next block granted "
+    "to THAT broker, which need not follow the old one (other brokers were granted blocks in between)",
+    "in the next block": "the block just started is the current one",
+}
+"""Task 3's hint for each moment the learner's prediction missed."""
+
+
+def _predict_three_times(
+    cluster: Cluster, predict_block: Callable[[list[ins.ProducerIdBlock], int, int], Any], rng: random.Random
+) -> tuple[list[ins.ProducerIdBlock], ins.ProducerIdBlock, list[_PredictCase]]:
+    """Arrange task 3's grants, then ask ``predict_block`` at each moment and let broker 2 answer."""
     first_other, newest = rng.sample([1, 3], 2)
     with PidClient(cluster, client_id=f"lab02-t3-{uuid.uuid4().hex[:6]}") as pc:
         blocks = list(ins.producer_id_blocks(cluster))
@@ -118,17 +123,30 @@ def check_predict_block(
             nxt = pc.init(2).producer_id
             cases.append((name, last, (first, end), nxt))
             last = nxt
-    wrong = [c for c in cases if not c[2][0] <= c[3] < c[2][1]]
-    why = {
-        "past 90 %": "past 90 % the next block is already granted (the prefetch), but the broker hands out "
-        "ids from its current block until it is used up",
-        "the last id of its block": "after the last id of a block the next comes from the next block granted "
-        "to THAT broker, which need not follow the old one (other brokers were granted blocks in between)",
-        "in the next block": "the block just started is the current one",
-    }
-    hint = "; ".join(why[c[0]] for c in wrong[:2])
+    return blocks, prefetched, cases
+
+
+def _predict_hint(wrong: list[_PredictCase], blocks: list[ins.ProducerIdBlock]) -> str:
+    hint = "; ".join(_PREDICT_WHY[c[0]] for c in wrong[:2])
     if any((b := ins.block_of(c[2][0], blocks)) is not None and b.broker_id != 2 for c in wrong):
         hint = "blocks are per broker: the newest block overall may belong to another broker; " + hint
+    return hint
+
+
+@guarded("t3", points=2)
+def check_predict_block(
+    cluster: Cluster, predict_block: Callable[[list[ins.ProducerIdBlock], int, int], Any]
+) -> Verdict:
+    """Task 3: ``predict_block(blocks, 2, last_id)``, the block broker 2's NEXT id comes from.
+
+    Asked three times against real grants, after the check arranged them: another broker was
+    granted a block, broker 2 passed its 90 % mark (its next block is recorded, not in use yet), a
+    third broker became the newest grantee; then at broker 2's last id of the block, and in the
+    block after. Each prediction is compared with the id broker 2 then hands out.
+    """
+    blocks, prefetched, cases = _predict_three_times(cluster, predict_block, random.Random())
+    wrong = [c for c in cases if not c[2][0] <= c[3] < c[2][1]]
+    hint = _predict_hint(wrong, blocks)
     return verdict(
         "t3",
         not wrong,

@@ -86,6 +86,58 @@ def check_coordinators(
     )
 
 
+_T2_HINT = (
+    "produce each record to A (partition 0) and B (partition 1), then send_offsets_to_transaction() with the "
+    "offset AFTER the last record and consumer.consumer_group_metadata(), then commit_transaction(): "
+    "offsets committed by the consumer itself are outside the transaction."
+)
+"""Task 2's hint when the transaction's evidence is incomplete."""
+
+
+def _poll_input(consumer: Any, n: int) -> list[Any]:
+    records: list[Any] = []
+    for _ in range(20):  # the input is written and committed: a few polls get it
+        records += [m for m in consumer.consume(n, 1.0) if m.error() is None]
+        if len(records) >= n:
+            break
+    return records
+
+
+def _transfer_raised(exc: Exception) -> Verdict:
+    """The learner's call failed: say why, in Kafka's words."""
+    err = _kafka_error(exc)
+    hint = (
+        "every produce() of a transactional producer belongs to a transaction: begin_transaction() first."
+        if err is not None and err.name() == "_STATE"
+        else "see the error; the notebook's steps 3 to 6 are the order."
+    )
+    return verdict("t2", False, ok="", saw=f"your transfer raised {type(exc).__name__}: {exc}", hint=hint, points=2)
+
+
+def _transfer_problems(
+    cluster: Cluster, *, in_topic: str, out_topic: str, group: str, pid: int, values: list[str]
+) -> tuple[list[str], int]:
+    """What the evidence of task 2 misses (read_committed view, COMMIT markers, the group's offset), and the
+    ``__consumer_offsets`` partition of the group."""
+    n = len(values)
+    seen = {part: sorted(v for q, _, v in txn.read_values(cluster, out_topic, [0, 1]) if q == part) for part in (0, 1)}
+    offsets_part = ins.coordinator_partition(group)
+    wanted = [(out_topic, 0), (out_topic, 1), ("__consumer_offsets", offsets_part)]
+    commits = {
+        (m.topic, m.partition) for m in ins.markers_of(cluster, wanted, producer_ids=[pid]) if m.marker == "COMMIT"
+    }
+    committed = txn.committed_offsets(cluster, group, in_topic, [0]).get(0)
+    problems = []
+    for part in (0, 1):
+        if seen[part] != sorted(values):
+            problems.append(f"partition {'AB'[part]} shows {seen[part]} to read_committed")
+    if ("__consumer_offsets", offsets_part) not in commits:
+        problems.append(f"no COMMIT marker of your producer in __consumer_offsets-{offsets_part} (the group's)")
+    if committed != n:
+        problems.append(f"the group's committed offset is {committed}, not {n}")
+    return problems, offsets_part
+
+
 @guarded("t2", points=2)
 def check_atomic_transfer(cluster: Cluster, transfer: Callable[..., Any]) -> Verdict:
     """Task 2: records to A and B plus the input offsets, in one transaction: judged by a read_committed
@@ -104,51 +156,24 @@ def check_atomic_transfer(cluster: Cluster, transfer: Callable[..., Any]) -> Ver
     consumer = txn.consumer(cluster, group, conf={"client.id": f"lab03-t2-in-{run}"})
     try:
         consumer.assign([TopicPartition(in_topic, 0, 0)])
-        records: list[Any] = []
-        for _ in range(20):  # the input is written and committed: a few polls get it
-            records += [m for m in consumer.consume(n, 1.0) if m.error() is None]
-            if len(records) >= n:
-                break
+        records = _poll_input(consumer, n)
         try:
             transfer(p, consumer, records, out_topic)
         except Exception as exc:  # noqa: BLE001 - the learner's call failed: say why, in Kafka's words
-            err = _kafka_error(exc)
-            hint = (
-                "every produce() of a transactional producer belongs to a transaction: begin_transaction() first."
-                if err is not None and err.name() == "_STATE"
-                else "see the error; the notebook's steps 3 to 6 are the order."
-            )
-            return verdict(
-                "t2", False, ok="", saw=f"your transfer raised {type(exc).__name__}: {exc}", hint=hint, points=2
-            )
+            return _transfer_raised(exc)
     finally:
         consumer.close()
     txn.wait_settled(cluster, [p.transactional_id])
-    seen = {part: sorted(v for q, _, v in txn.read_values(cluster, out_topic, [0, 1]) if q == part) for part in (0, 1)}
-    offsets_part = ins.coordinator_partition(group)
-    wanted = [(out_topic, 0), (out_topic, 1), ("__consumer_offsets", offsets_part)]
-    commits = {
-        (m.topic, m.partition) for m in ins.markers_of(cluster, wanted, producer_ids=[pid]) if m.marker == "COMMIT"
-    }
-    committed = txn.committed_offsets(cluster, group, in_topic, [0]).get(0)
-    problems = []
-    for part in (0, 1):
-        if seen[part] != sorted(values):
-            problems.append(f"partition {'AB'[part]} shows {seen[part]} to read_committed")
-    if ("__consumer_offsets", offsets_part) not in commits:
-        problems.append(f"no COMMIT marker of your producer in __consumer_offsets-{offsets_part} (the group's)")
-    if committed != n:
-        problems.append(f"the group's committed offset is {committed}, not {n}")
-    hint = "produce each record to A (partition 0) and B (partition 1), then send_offsets_to_transaction() with the "
-    hint += "offset AFTER the last record and consumer.consumer_group_metadata(), then commit_transaction(): "
-    hint += "offsets committed by the consumer itself are outside the transaction."
+    problems, offsets_part = _transfer_problems(
+        cluster, in_topic=in_topic, out_topic=out_topic, group=group, pid=pid, values=values
+    )
     return verdict(
         "t2",
         not problems,
         ok=f"{n} records in A and B; COMMIT markers there and in __consumer_offsets-{offsets_part}; offset {n}.",
         saw="; ".join(problems),
         expected=f"each of the {n} values once in A and once in B (read_committed), offset {n} committed with them",
-        hint=hint,
+        hint=_T2_HINT,
         points=2,
     )
 
@@ -183,12 +208,46 @@ def check_visible(cluster: Cluster, visible: Callable[[str, str], Any]) -> Verdi
     )
 
 
+_T4_HINT = (
+    "process each batch in a transaction; on an error whose fatal() is true, STOP (return or raise): "
+    "another instance owns the transactional id now. A new producer with the same id would fence THAT one."
+)
+"""Task 4's hint when the worker did not stop cleanly at the fence."""
+
+
+def _run_worker(
+    worker: Callable[..., Any], make_producer: Callable[[], Any], batches: setup.Batches, topic: str
+) -> str:
+    """Run the learner's worker until it returns or raises a fatal Kafka error; how it stopped, in words."""
+    from confluent_kafka import KafkaException
+
+    try:
+        worker(make_producer, batches, topic)
+    except KafkaException as exc:
+        err = exc.args[0]
+        if not err.fatal():
+            raise
+        return f"raised {err.name()}"
+    return "returned"
+
+
+def _zombie_problems(
+    pulled_after_fence: int, successor_commit: dict[str, Any], got: list[Any], want: list[Any]
+) -> list[str]:
+    problems = []
+    if pulled_after_fence:
+        problems.append(f"after the fatal error your worker went on to {pulled_after_fence} more batch(es)")
+    if not successor_commit["ok"]:
+        problems.append(f"the legitimate successor could not commit ({successor_commit.get('error')}): it was fenced")
+    if Counter(got) != Counter(want):
+        problems.append(f"read_committed shows {got}")
+    return problems
+
+
 @guarded("t4", points=2)
 def check_zombie_handler(cluster: Cluster, worker: Callable[..., Any]) -> Verdict:
     """Task 4: ``worker(make_producer, batches, topic)`` writes batch after batch in transactions; the check
     fences it for real (a successor with the same transactional id) and asserts it stopped and wrote nothing after."""
-    from confluent_kafka import KafkaException
-
     run = _run()
     tid, topic = f"lab03-t4-{run}", f"lab03-zombie-{run}"
     cluster.admin.create_topic(topic, replica_assignment=[[1, 2, 3]])
@@ -209,14 +268,7 @@ def check_zombie_handler(cluster: Cluster, worker: Callable[..., Any]) -> Verdic
 
     k = random.randint(1, 3)
     batches = setup.Batches(run, k, k + 3, fence)
-    stopped_by = "returned"
-    try:
-        worker(make_producer, batches, topic)
-    except KafkaException as exc:
-        err = exc.args[0]
-        if not err.fatal():
-            raise
-        stopped_by = f"raised {err.name()}"
+    stopped_by = _run_worker(worker, make_producer, batches, topic)
     if batches.given <= k:
         return verdict(
             "t4",
@@ -229,23 +281,14 @@ def check_zombie_handler(cluster: Cluster, worker: Callable[..., Any]) -> Verdic
     successor_commit = txn.attempt(successor.commit_transaction, 30)
     txn.wait_settled(cluster, [tid])
     got = [v for _, _, v in txn.read_values(cluster, topic, [0])]
-    want = batches.values(k) + [marker]
-    problems = []
-    if batches.pulled_after_fence:
-        problems.append(f"after the fatal error your worker went on to {batches.pulled_after_fence} more batch(es)")
-    if not successor_commit["ok"]:
-        problems.append(f"the legitimate successor could not commit ({successor_commit.get('error')}): it was fenced")
-    if Counter(got) != Counter(want):
-        problems.append(f"read_committed shows {got}")
-    hint = "process each batch in a transaction; on an error whose fatal() is true, STOP (return or raise): "
-    hint += "another instance owns the transactional id now. A new producer with the same id would fence THAT one."
+    problems = _zombie_problems(batches.pulled_after_fence, successor_commit, got, batches.values(k) + [marker])
     return verdict(
         "t4",
         not problems,
         ok=f"fenced before batch {k}, your worker {stopped_by} and the successor committed; nothing of yours after.",
         saw="; ".join(problems),
         expected=f"batches 0..{k - 1} committed, then nothing from your worker, and the successor's record",
-        hint=hint,
+        hint=_T4_HINT,
         points=2,
     )
 

@@ -1,0 +1,202 @@
+"""``eoslab bench WHAT``: benchmarks that print figures, one function per WHAT.
+
+The subcommand's parser sits beside its handler; ``PARSERS`` hands it to ``eoslab.cli``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from eoslab.bench.targets import ANALYSIS_RUNS, PROXY_ROUND_S
+from eoslab.cli._common import Handler, Registrar, Subparsers, cluster_of
+from eoslab.runs import EOS_PEERS, PEERS
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from eoslab.runs import Matrix
+
+
+def _cluster(args: argparse.Namespace) -> int:
+    from eoslab.bench.kit import bench_cluster
+
+    bench_cluster(cluster_of(args), fresh=args.fresh, starts=args.starts, compare=args.compare)
+    return 0
+
+
+def _proxy(args: argparse.Namespace) -> int:
+    from eoslab.bench.kit import bench_proxy
+
+    return bench_proxy(cluster_of(args), seconds=args.seconds or PROXY_ROUND_S)
+
+
+def _producers_shape(args: argparse.Namespace) -> dict[str, Any]:
+    """The matrix's shape as the options override it; empty when the learner ran the matrix as it is."""
+    given = (
+        ("rounds", args.rounds),
+        ("seconds", args.seconds),
+        ("java_peer", args.java),
+        ("java_seconds", args.java_seconds),
+    )
+    return {k: v for k, v in given if v is not None}
+
+
+def _producers_wall(wall: float, shape: dict[str, Any], m: Matrix) -> None:
+    if not shape and m.name == "default":  # the learner's run, against its target
+        from eoslab.bench.targets import DEFAULT_RUN_S
+
+        verdict = "met" if wall <= DEFAULT_RUN_S else "OVER"
+        print(
+            f"wall time {wall:.0f} s, measuring and report (target ≤ {DEFAULT_RUN_S:.0f} s on a quiet 2-core "
+            f"laptop: {verdict}; load now {os.getloadavg()[0]:.1f})"
+        )
+    else:
+        print(f"wall time {wall:.0f} s, measuring and report")
+
+
+def _producers(args: argparse.Namespace) -> int:
+    from eoslab.bench.producers import estimate_s, run_matrix
+    from eoslab.runs import matrix
+
+    shape = _producers_shape(args)
+    m = matrix(args.matrix, **shape)
+    cluster = cluster_of(args)
+    cluster.require_running()
+    print(
+        f"{m.name} matrix: {m.rounds} rounds × {len(m.workloads)} modes, Java peer: {m.java_peer}; "
+        f"about {estimate_s(m) / 60:.1f} min on a quiet 2-core laptop"
+    )
+    t0 = time.monotonic()
+    folder = run_matrix(cluster, m, args.runs_dir)
+    from eoslab.analysis import report, spark_session  # Spark computes the intervals
+
+    print(report(spark_session(kafka=False), folder))
+    print(f"written to {folder}")
+    _producers_wall(time.monotonic() - t0, shape, m)
+    return 0
+
+
+def _faults_chosen(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The faults and processors the options name, or None (said on stderr) when one is unknown."""
+    from eoslab.demos import FAULTS, KINDS
+
+    faults = tuple(args.faults.split(",")) if args.faults else FAULTS
+    kinds = tuple(args.kinds.split(",")) if args.kinds else KINDS
+    for name, given, known in (("--faults", faults, FAULTS), ("--kinds", kinds, KINDS)):
+        unknown = [x for x in given if x not in known]
+        if unknown:
+            print(f"{name}: unknown {', '.join(unknown)}; use some of {','.join(known)}", file=sys.stderr)
+            return None
+    return faults, kinds
+
+
+def _print_unfinished(folder: Path) -> None:
+    import pandas as pd
+
+    rows = pd.read_parquet(folder / "faults.parquet")
+    for r in rows[rows.notes.str.startswith("the cell did not finish")].itertuples():
+        print(f"{r.fault} × {r.kind}: {r.notes}")
+
+
+def _faults(args: argparse.Namespace) -> int:
+    from eoslab.bench.faults import DEFAULT_RECORDS, estimate_s, matrix_text, run_faults
+
+    if (chosen := _faults_chosen(args)) is None:
+        return 2
+    faults, kinds = chosen
+    cluster = cluster_of(args)
+    cluster.require_running()
+    records = args.records or DEFAULT_RECORDS
+    print(
+        f"fault matrix: {len(faults)} faults × {len(kinds)} processors, {records} records per cell; "
+        f"about {estimate_s(faults, kinds) / 60:.1f} min on a quiet 2-core laptop"
+    )
+    t0 = time.monotonic()
+    folder, cells = run_faults(cluster, records=records, faults=faults, kinds=kinds, root=args.runs_dir)
+    print(matrix_text(cells))
+    bad = [c for c in cells if c.kind == "eos" and not c.verdict.valid()]
+    for c in bad:
+        print(f"EOS under {c.fault}: {c.verdict.found} ({c.notes})")
+    unfinished = len(faults) * len(kinds) - len(cells)
+    if unfinished:
+        _print_unfinished(folder)
+    print(f"written to {folder}; wall time {time.monotonic() - t0:.0f} s (load now {os.getloadavg()[0]:.1f})")
+    return 1 if bad or unfinished else 0
+
+
+def _wire(args: argparse.Namespace) -> int:
+    from eoslab.bench.wire import bench_wire
+
+    cluster = cluster_of(args)
+    cluster.require_running()
+    return bench_wire(cluster, args.modes.split(",") if args.modes else EOS_PEERS)
+
+
+def _analyse(args: argparse.Namespace) -> int:
+    from eoslab.analysis import bench_analyse
+
+    return bench_analyse(args.runs_dir, synthetic=args.synthetic)
+
+
+BENCHES: dict[str, Handler] = {
+    "cluster": _cluster,
+    "proxy": _proxy,
+    "producers": _producers,
+    "faults": _faults,
+    "wire": _wire,
+    "analyse": _analyse,
+}
+"""``eoslab bench WHAT``'s choices, in the order its help lists them, and what each runs."""
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    run = BENCHES.get(args.what)
+    if run is None:
+        print(f"unknown benchmark {args.what!r}: try `eoslab bench cluster`", file=sys.stderr)
+        return 2
+    return run(args)
+
+
+def _bench_parser(sub: Subparsers) -> None:
+    s = sub.add_parser("bench", help="benchmarks that print figures")
+    s.add_argument("what", choices=list(BENCHES))
+    s.add_argument("--matrix", choices=["default", "quick"], default="default", help="producers: which workloads")
+    s.add_argument("--runs-dir", default=None, help="producers/faults/analyse: default $EOSLAB_RUNS or runs/")
+    s.add_argument(
+        "--synthetic",
+        type=int,
+        default=ANALYSIS_RUNS,
+        help="analyse: also time the analysis over this many generated runs (0: only the real ones)",
+    )
+    s.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help=f"proxy: seconds per measured round (default {PROXY_ROUND_S:g}); producers: seconds per mode and round "
+        "(transactional modes run on until 20 commits)",
+    )
+    s.add_argument("--rounds", type=int, default=None, help="producers: rounds (every mode once per round)")
+    s.add_argument(
+        "--java", choices=PEERS, default=None, help="producers: which modes Kafka's producer-perf-test measures"
+    )
+    s.add_argument("--java-seconds", type=float, default=None, help="producers: the Java tool's measured stretch")
+    s.add_argument("--records", type=int, default=None, help="faults: input records per cell (default 200)")
+    s.add_argument("--faults", default=None, help="faults: which faults, comma-separated (default all six)")
+    s.add_argument("--kinds", default=None, help="faults: which processors, comma-separated (default eos,alo)")
+    s.add_argument("--modes", default=None, help=f"wire: modes, comma-separated (default {','.join(EOS_PEERS)})")
+    s.add_argument("--fresh", action="store_true", help="cluster: also time a start from empty storage (deletes data)")
+    s.add_argument("--starts", type=int, default=1, help="cluster: cold starts to time, one after another")
+    s.add_argument(
+        "--compare",
+        action="store_true",
+        help="cluster: each start twice, the start path before issue 14 (EOSLAB_COLD_START=before) and today's",
+    )
+    s.set_defaults(func=cmd_bench)
+
+
+PARSERS: dict[str, Registrar] = {"bench": _bench_parser}
+"""The subcommand's name and the function that adds its parser."""
