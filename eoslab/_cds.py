@@ -54,7 +54,9 @@ def archive_path(classpath: str) -> Path:
 def _exercise(bootstrap: str) -> None:
     """Load the classes of the paths the course uses: create a topic, a transaction, a consume."""
     from confluent_kafka import Consumer, Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
+
+    # NewTopic is re-exported by confluent_kafka.admin without an __all__: mypy --strict needs telling
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     common: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": KIT}
     admin = AdminClient(common)
@@ -76,6 +78,52 @@ def _exercise(bootstrap: str) -> None:
 STEPS = ("format a throw-away node", "start it", "drive a transaction through it", "stop it: write the archive")
 
 
+def _node_properties(work: Path, client: int, ctrl: int) -> str:
+    """The throw-away node: broker and controller in one, on free ports, every internal topic at one replica."""
+    return (
+        "node.id=1\nprocess.roles=broker,controller\n"
+        f"controller.quorum.voters=1@{LOOPBACK}:{ctrl}\ncontroller.listener.names=CONTROLLER\n"
+        f"listeners=PLAINTEXT://{LOOPBACK}:{client},CONTROLLER://{LOOPBACK}:{ctrl}\n"
+        f"advertised.listeners=PLAINTEXT://{LOOPBACK}:{client}\nlog.dirs={work / 'data'}\n"
+        "offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n"
+        "transaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n"
+        "transaction.state.log.num.partitions=1\n"
+    )
+
+
+def _format(java: str, classpath: str, props: Path) -> bool:
+    """kafka-storage format of the throw-away node's folder; False when the tool refused."""
+    fmt = subprocess.run(
+        [java, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", CLUSTER_ID, "-c", str(props)],
+        capture_output=True,
+        text=True,
+        timeout=FORMAT_TIMEOUT,
+    )
+    return fmt.returncode == 0
+
+
+def _start_node(java: str, classpath: str, props: Path, archive: Path, log_file: Path) -> subprocess.Popen[bytes]:
+    """The node's JVM, told to write the classes it loaded to ``archive`` when it exits; its output to ``log_file``."""
+    with log_file.open("w") as out:
+        return subprocess.Popen(
+            [
+                java,
+                *role_jvm_flags("broker").split(),
+                "-Xmx512m",
+                f"-XX:ArchiveClassesAtExit={archive}",
+                "-Xlog:cds=off",
+                "-Xlog:cds+dynamic=off",
+                "-cp",
+                classpath,
+                "kafka.Kafka",
+                str(props),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+
+
 def create_archive(classpath: str, target: Path, timeout: float = EXIT_TIMEOUT, on_step: Any = None) -> bool:
     """Record the archive; ``on_step(i)`` is called as each of :data:`STEPS` begins."""
     step = on_step or (lambda i: None)
@@ -85,44 +133,13 @@ def create_archive(classpath: str, target: Path, timeout: float = EXIT_TIMEOUT, 
     try:
         client, ctrl = free_port(), free_port()
         props = work / "node.properties"
-        props.write_text(
-            "node.id=1\nprocess.roles=broker,controller\n"
-            f"controller.quorum.voters=1@{LOOPBACK}:{ctrl}\ncontroller.listener.names=CONTROLLER\n"
-            f"listeners=PLAINTEXT://{LOOPBACK}:{client},CONTROLLER://{LOOPBACK}:{ctrl}\n"
-            f"advertised.listeners=PLAINTEXT://{LOOPBACK}:{client}\nlog.dirs={work / 'data'}\n"
-            "offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n"
-            "transaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n"
-            "transaction.state.log.num.partitions=1\n"
-        )
+        props.write_text(_node_properties(work, client, ctrl))
         step(0)
-        fmt = subprocess.run(
-            [java, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", CLUSTER_ID, "-c", str(props)],
-            capture_output=True,
-            text=True,
-            timeout=FORMAT_TIMEOUT,
-        )
-        if fmt.returncode != 0:
+        if not _format(java, classpath, props):
             return False
         tmp = target.with_suffix(".tmp")
         step(1)
-        with (work / "node.log").open("w") as out:
-            proc = subprocess.Popen(
-                [
-                    java,
-                    *role_jvm_flags("broker").split(),
-                    "-Xmx512m",
-                    f"-XX:ArchiveClassesAtExit={tmp}",
-                    "-Xlog:cds=off",
-                    "-Xlog:cds+dynamic=off",
-                    "-cp",
-                    classpath,
-                    "kafka.Kafka",
-                    str(props),
-                ],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-            )
+        proc = _start_node(java, classpath, props, tmp, work / "node.log")
         step(2)
         _exercise(f"{LOOPBACK}:{client}")
         step(3)

@@ -123,88 +123,101 @@ def rounds_for(f: RunFigures, effect: float) -> int:
     return max(3, math.ceil(f.rounds * (f.resolvable / effect) ** 2))
 
 
+def _resolution(f: RunFigures) -> list[str]:
+    """What size of effect this run can tell from zero, against the published 3 %."""
+    if math.isnan(f.resolvable):
+        return []
+    return [
+        f"This run ({f.rounds} rounds) resolves overheads larger than about ±{f.resolvable:.1%}: "
+        + (
+            "enough for the published ≈ 3 % (Confluent, 1 KB records, 100 ms commits)."
+            if f.resolvable < 0.03
+            else "a 3 % effect (the published figure) is below what it can tell from zero; intervals narrow "
+            f"as 1/√rounds, so about {rounds_for(f, 0.03)} rounds would resolve it "
+            f"(`eoslab bench producers --rounds {rounds_for(f, 0.03)} --seconds 10`)."
+        )
+    ]
+
+
+def _idempotence(m: pd.DataFrame) -> list[str]:
+    """Idempotence's overhead, in words its interval supports."""
+    if "idempotent" not in m.index:
+        return []
+    r = m.loc["idempotent"]
+    verdict = overhead_verdict(r)
+    measured = f"Idempotence vs acks=all: {_pct(r['overhead'])} {_interval(r['overhead_lo'], r['overhead_hi'])}"
+    if verdict == "not resolved by this run":
+        return [f"{measured}, not resolved by this run: the data cannot tell it from no cost."]
+    if "slower" in verdict:
+        return [
+            f"{measured}: a cost this run resolves; the bytes are the same (every v2 batch carries producer id, "
+            "epoch and sequence), so look at the client: " + IDEMPOTENT_NOTE + "."
+        ]
+    if "faster" in verdict:
+        return [
+            f"{measured}: faster than the baseline in this run, an effect of the machine rather than of idempotence."
+        ]
+    return [f"Idempotence vs acks=all: {verdict}."]
+
+
+def _commit_intervals(m: pd.DataFrame) -> list[str]:
+    """Whether a longer commit interval costs less: only when the shortest's and the longest's intervals
+    do not overlap."""
+    txn = m[m["mode"] == "transactional"].sort_values("commit_ms") if "mode" in m else m.iloc[0:0]
+    if len(txn) < 2:
+        return []
+    short, long_ = txn.iloc[0], txn.iloc[-1]
+    apart = (
+        short["overhead_lo"] is not None
+        and not pd.isna(short["overhead_lo"])
+        and not pd.isna(long_["overhead_hi"])
+        and short["overhead_lo"] > long_["overhead_hi"]
+    )
+    if apart:
+        return [
+            f"Transactions: committing every {int(short['commit_ms'])} ms costs {_pct(short['overhead'])}, every "
+            f"{int(long_['commit_ms'])} ms {_pct(long_['overhead'])}, and the intervals do not overlap: the longer "
+            "the commit interval, the smaller the cost (a commit drains the client's buffer and waits for EndTxn)."
+        ]
+    a, b = txn.index[0], txn.index[-1]
+    first = f"{a} {_pct(short['overhead'])} {_interval(short['overhead_lo'], short['overhead_hi'])}"
+    last = f"{b} {_pct(long_['overhead'])} {_interval(long_['overhead_lo'], long_['overhead_hi'])}"
+    return [
+        f"Transactions: {first} and {last}: their intervals overlap, so this run cannot say that a longer "
+        "commit interval costs less."
+    ]
+
+
+def _against_published(m: pd.DataFrame) -> list[str]:
+    """The 100 ms commits held against the published ≈ 3 %, and how long such a transaction really lasted."""
+    if "txn_100ms" not in m.index:
+        return []
+    r = m.loc["txn_100ms"]
+    lo, hi = r["overhead_lo"], r["overhead_hi"]
+    if pd.isna(lo):
+        out = ["The published ≈ 3 % for 100 ms commits: this run has no interval to hold it against."]
+    elif lo <= 0.03 <= hi:
+        out = [
+            f"The published ≈ 3 % for 100 ms commits lies inside this run's interval {_interval(lo, hi)}: "
+            "consistent" + (", though the interval also holds 0." if lo <= 0 else ".")
+        ]
+    else:
+        out = [
+            f"The published ≈ 3 % for 100 ms commits lies outside this run's interval {_interval(lo, hi)} "
+            f"(measured {_pct(r['overhead'])}); " + next(p.why_differ for p in PUBLISHED if p.mode == "txn_100ms") + "."
+        ]
+    if not pd.isna(r.get("transaction_ms", math.nan)):
+        out.append(
+            f"A '100 ms' transaction really lasted {r['transaction_ms']:.0f} ms at saturation: the commit "
+            "flushes what the client had buffered (buffer.memory / queue.buffering.max.kbytes) before EndTxn."
+        )
+    return out
+
+
 def takeaways(f: RunFigures) -> list[str]:
     """The sentences this run supports, each decided by its intervals (never fixed text)."""
     m = f.modes.set_index("label", drop=False)
-    out = []
-    if not math.isnan(f.resolvable):
-        out.append(
-            f"This run ({f.rounds} rounds) resolves overheads larger than about ±{f.resolvable:.1%}: "
-            + (
-                "enough for the published ≈ 3 % (Confluent, 1 KB records, 100 ms commits)."
-                if f.resolvable < 0.03
-                else "a 3 % effect (the published figure) is below what it can tell from zero; intervals narrow "
-                f"as 1/√rounds, so about {rounds_for(f, 0.03)} rounds would resolve it "
-                f"(`eoslab bench producers --rounds {rounds_for(f, 0.03)} --seconds 10`)."
-            )
-        )
-    if "idempotent" in m.index:
-        r = m.loc["idempotent"]
-        verdict = overhead_verdict(r)
-        if verdict == "not resolved by this run":
-            out.append(
-                f"Idempotence vs acks=all: {_pct(r['overhead'])} {_interval(r['overhead_lo'], r['overhead_hi'])}, "
-                "not resolved by this run: the data cannot tell it from no cost."
-            )
-        elif "slower" in verdict:
-            out.append(
-                f"Idempotence vs acks=all: {_pct(r['overhead'])} {_interval(r['overhead_lo'], r['overhead_hi'])}: "
-                "a cost this run resolves; the bytes are the same (every v2 batch carries producer id, epoch and "
-                "sequence), so look at the client: " + IDEMPOTENT_NOTE + "."
-            )
-        elif "faster" in verdict:
-            out.append(
-                f"Idempotence vs acks=all: {_pct(r['overhead'])} {_interval(r['overhead_lo'], r['overhead_hi'])}: "
-                "faster than the baseline in this run, an effect of the machine rather than of idempotence."
-            )
-        else:
-            out.append(f"Idempotence vs acks=all: {verdict}.")
-    txn = m[m["mode"] == "transactional"].sort_values("commit_ms") if "mode" in m else m.iloc[0:0]
-    if len(txn) >= 2:
-        short, long_ = txn.iloc[0], txn.iloc[-1]
-        apart = (
-            short["overhead_lo"] is not None
-            and not pd.isna(short["overhead_lo"])
-            and not pd.isna(long_["overhead_hi"])
-            and short["overhead_lo"] > long_["overhead_hi"]
-        )
-        a, b = txn.index[0], txn.index[-1]
-        if apart:
-            out.append(
-                f"Transactions: committing every {int(short['commit_ms'])} ms costs {_pct(short['overhead'])}, every "
-                f"{int(long_['commit_ms'])} ms {_pct(long_['overhead'])}, and the intervals do not overlap: the longer "
-                "the commit interval, the smaller the cost (a commit drains the client's buffer and waits for EndTxn)."
-            )
-        else:
-            first = f"{a} {_pct(short['overhead'])} {_interval(short['overhead_lo'], short['overhead_hi'])}"
-            last = f"{b} {_pct(long_['overhead'])} {_interval(long_['overhead_lo'], long_['overhead_hi'])}"
-            out.append(
-                f"Transactions: {first} and {last}: their intervals overlap, so this run cannot say that a longer "
-                "commit interval costs less."
-            )
-    if "txn_100ms" in m.index:
-        r = m.loc["txn_100ms"]
-        lo, hi = r["overhead_lo"], r["overhead_hi"]
-        if pd.isna(lo):
-            out.append("The published ≈ 3 % for 100 ms commits: this run has no interval to hold it against.")
-        elif lo <= 0.03 <= hi:
-            out.append(
-                f"The published ≈ 3 % for 100 ms commits lies inside this run's interval {_interval(lo, hi)}: "
-                "consistent" + (", though the interval also holds 0." if lo <= 0 else ".")
-            )
-        else:
-            out.append(
-                f"The published ≈ 3 % for 100 ms commits lies outside this run's interval {_interval(lo, hi)} "
-                f"(measured {_pct(r['overhead'])}); "
-                + next(p.why_differ for p in PUBLISHED if p.mode == "txn_100ms")
-                + "."
-            )
-        if not pd.isna(r.get("transaction_ms", math.nan)):
-            out.append(
-                f"A '100 ms' transaction really lasted {r['transaction_ms']:.0f} ms at saturation: the commit "
-                "flushes what the client had buffered (buffer.memory / queue.buffering.max.kbytes) before EndTxn."
-            )
-    return out
+    return [*_resolution(f), *_idempotence(m), *_commit_intervals(m), *_against_published(m)]
 
 
 def _env_line(env: pd.Series) -> str:
@@ -215,11 +228,9 @@ def _env_line(env: pd.Series) -> str:
     )
 
 
-def report_text(f: RunFigures) -> str:
-    """The one-screen report of a run: per mode the median over rounds and its 95 % interval, the
-    overhead against acks_all and whether this run resolves it, the Java peer, latency, takeaways."""
+def _mode_lines(f: RunFigures) -> list[str]:
+    """The table of modes: throughput and its interval, the overhead, its interval and its verdict."""
     lines = [
-        _env_line(f.env),
         "saturation, median over rounds [95 % bootstrap interval over rounds]:",
         f"{'mode':<12}{'records/s':>10} {'interval':<17}{'overhead vs acks_all':>21} {'interval':<18} verdict",
     ]
@@ -242,35 +253,53 @@ def report_text(f: RunFigures) -> str:
             f"{r['label']}: {r['commits_per_slice']:.0f} commits per slice, "
             f"a transaction lasted {r['transaction_ms']:.0f} ms"
         )
-    if len(f.java):
-        lines.append(
-            f"Kafka's producer-perf-test, same settings and bytes, its rate after its first {JAVA_WARMUP_S:g} s report "
-            "(the tool's own total, warm-up included, in brackets):"
-        )
-        for _, j in f.java.iterrows():
-            flag = (
-                ""
-                if j["ratio"] >= HARNESS_VS_JAVA_RATIO
-                else f"  below {HARNESS_VS_JAVA_RATIO:g}: the harness is the bottleneck"
-            )
-            warm = "  (still warming up: measure longer)" if bool(j.get("java_still_warming", False)) else ""
-            cpu = ""
-            if not pd.isna(j.get("java_cpu_us_per_record", math.nan)):
-                ours = j.get("eoslab_cpu_us_per_record", math.nan)
-                cpu = f"  CPU µs/record: eoslab {ours:.1f}, java {j['java_cpu_us_per_record']:.1f}"
-            total = j.get("java_total_records_per_s", math.nan)
-            lines.append(
-                f"  {j['label']:<12} eoslab {j['eoslab']:>8.0f}  java {j['java']:>8.0f} "
-                + ("" if pd.isna(total) else f"({total:.0f})")
-                + f"  ratio {j['ratio']:.2f}{flag}{warm}{cpu}"
-            )
-    if len(f.latency):
-        lines.append(
-            "ack latency at a fixed load (ms): "
-            + ", ".join(f"{r['label']} {r['p50']:.1f}/{r['p99']:.1f}" for _, r in f.latency.iterrows())
-            + "  (p50/p99)"
-        )
-    lines.append("takeaways:")
+    return lines
+
+
+def _java_line(j: pd.Series) -> str:
+    """One mode against Kafka's producer-perf-test: the rates, their ratio, and what a low one means."""
+    flag = (
+        ""
+        if j["ratio"] >= HARNESS_VS_JAVA_RATIO
+        else f"  below {HARNESS_VS_JAVA_RATIO:g}: the harness is the bottleneck"
+    )
+    warm = "  (still warming up: measure longer)" if bool(j.get("java_still_warming", False)) else ""
+    cpu = ""
+    if not pd.isna(j.get("java_cpu_us_per_record", math.nan)):
+        ours = j.get("eoslab_cpu_us_per_record", math.nan)
+        cpu = f"  CPU µs/record: eoslab {ours:.1f}, java {j['java_cpu_us_per_record']:.1f}"
+    total = j.get("java_total_records_per_s", math.nan)
+    return (
+        f"  {j['label']:<12} eoslab {j['eoslab']:>8.0f}  java {j['java']:>8.0f} "
+        + ("" if pd.isna(total) else f"({total:.0f})")
+        + f"  ratio {j['ratio']:.2f}{flag}{warm}{cpu}"
+    )
+
+
+def _java_lines(f: RunFigures) -> list[str]:
+    if not len(f.java):
+        return []
+    return [
+        f"Kafka's producer-perf-test, same settings and bytes, its rate after its first {JAVA_WARMUP_S:g} s report "
+        "(the tool's own total, warm-up included, in brackets):",
+        *(_java_line(j) for _, j in f.java.iterrows()),
+    ]
+
+
+def _latency_lines(f: RunFigures) -> list[str]:
+    if not len(f.latency):
+        return []
+    return [
+        "ack latency at a fixed load (ms): "
+        + ", ".join(f"{r['label']} {r['p50']:.1f}/{r['p99']:.1f}" for _, r in f.latency.iterrows())
+        + "  (p50/p99)"
+    ]
+
+
+def report_text(f: RunFigures) -> str:
+    """The one-screen report of a run: per mode the median over rounds and its 95 % interval, the
+    overhead against acks_all and whether this run resolves it, the Java peer, latency, takeaways."""
+    lines = [_env_line(f.env), *_mode_lines(f), *_java_lines(f), *_latency_lines(f), "takeaways:"]
     lines += [f"- {t}" for t in takeaways(f)]
     lines.append(f"note: {TXN_NOTE}.")
     lines.append(f"note: {IDEMPOTENT_NOTE}.")

@@ -78,6 +78,62 @@ def _row(
     )
 
 
+def _saturation(
+    run_id: str,
+    workloads: list[Workload],
+    over: dict[str, float],
+    rng: np.random.Generator,
+    *,
+    seed: int,
+    base: float,
+    rounds: int,
+    noise: float,
+    drift: float,
+) -> tuple[list[dict[str, Any]], dict[str, list[float]]]:
+    """The rounds' rows, each round every workload once (the order rotated by one a round, as the bench
+    does), and each workload's rates (its Java peer runs at their median)."""
+    summary: list[dict[str, Any]] = []
+    rates: dict[str, list[float]] = {w.label: [] for w in workloads}
+    # A slice's timer runs to its last ack, so slices differ in length (their own generator: the figures above
+    # stay those of the same seed).
+    lengths = np.random.default_rng(seed + 1_000_003)
+    for r in range(rounds):
+        speed = base * float(np.exp(rng.normal(0, drift)))
+        k = r % len(workloads)
+        for pos, (i, w) in enumerate((list(enumerate(workloads)))[k:] + list(enumerate(workloads))[:k]):
+            rps = speed * (1 - over[w.label]) * (1 + rng.normal(0, noise))
+            rates[w.label].append(rps)
+            secs = 2.0 * (1 + float(lengths.uniform(0, 0.25)))
+            summary.append(_row(run_id, i, w, "eoslab", "saturation", r, pos, rps, secs))
+    return summary, rates
+
+
+def _latencies(
+    run_id: str, i: int, w: Workload, rng: np.random.Generator, n: int, scale: float, fixed: dict[str, Any]
+) -> list[pd.DataFrame]:
+    """Workload ``i``'s latency samples of each kind; their percentiles go into its fixed-load row ``fixed``."""
+    ack = rng.lognormal(np.log(ACK_MEDIAN_MS[w.mode] * scale), 0.4, n)
+    ru = ack + rng.lognormal(np.log(5.0 * scale), 0.3, n)
+    rc = ru + (rng.uniform(0, w.commit_ms, n) if w.commit_ms else 0.0)  # waits for the commit marker
+    frames = []
+    for kind, vals in (("ack", ack), ("e2e_read_committed", rc), ("e2e_read_uncommitted", ru)):
+        frames.append(
+            pd.DataFrame(
+                {
+                    "run_id": run_id,
+                    "workload": i,
+                    "label": w.label,
+                    "kind": kind,
+                    "seq": np.arange(n),
+                    "latency_ms": vals,
+                }
+            )
+        )
+        for q in (50, 95, 99):
+            fixed[f"{kind}_p{q}_ms"] = float(np.percentile(vals, q))
+    return frames
+
+
 def generate_run(
     folder: Path,
     *,
@@ -105,56 +161,17 @@ def generate_run(
         {"run_id": run_id, "workload": i, **w.record(), "rounds": rounds, "slice_s": 2.0}
         for i, w in enumerate(workloads)
     ]
-    summary: list[dict[str, Any]] = []
-    rates: dict[str, list[float]] = {w.label: [] for w in workloads}
-    # A slice's timer runs to its last ack, so slices differ in length (their own generator: the figures above
-    # stay those of the same seed).
-    lengths = np.random.default_rng(seed + 1_000_003)
-    for r in range(rounds):
-        speed = base * float(np.exp(rng.normal(0, drift)))
-        k = r % len(workloads)
-        for pos, (i, w) in enumerate((list(enumerate(workloads)))[k:] + list(enumerate(workloads))[:k]):
-            rps = speed * (1 - over[w.label]) * (1 + rng.normal(0, noise))
-            rates[w.label].append(rps)
-            secs = 2.0 * (1 + float(lengths.uniform(0, 0.25)))
-            summary.append(_row(run_id, i, w, "eoslab", "saturation", r, pos, rps, secs))
+    summary, rates = _saturation(
+        run_id, workloads, over, rng, seed=seed, base=base, rounds=rounds, noise=noise, drift=drift
+    )
     frames = []
     for i, w in enumerate(workloads):
         if java_peer:
-            summary.append(
-                _row(
-                    run_id,
-                    i,
-                    w,
-                    "java",
-                    "saturation",
-                    NOT_IN_ROUNDS,
-                    -1,
-                    float(np.median(rates[w.label])) / java_ratio,
-                    6.0,
-                )
-            )
+            peer_rps = float(np.median(rates[w.label])) / java_ratio
+            summary.append(_row(run_id, i, w, "java", "saturation", NOT_IN_ROUNDS, -1, peer_rps, 6.0))
         fixed = _row(run_id, i, w, "eoslab", "fixed_load", NOT_IN_ROUNDS, -1, float(w.rate), w.duration_s)
         summary.append(fixed)
-        n = samples_per_workload
-        ack = rng.lognormal(np.log(ACK_MEDIAN_MS[w.mode] * latency_scale), 0.4, n)
-        ru = ack + rng.lognormal(np.log(5.0 * latency_scale), 0.3, n)
-        rc = ru + (rng.uniform(0, w.commit_ms, n) if w.commit_ms else 0.0)  # waits for the commit marker
-        for kind, vals in (("ack", ack), ("e2e_read_committed", rc), ("e2e_read_uncommitted", ru)):
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "run_id": run_id,
-                        "workload": i,
-                        "label": w.label,
-                        "kind": kind,
-                        "seq": np.arange(n),
-                        "latency_ms": vals,
-                    }
-                )
-            )
-            for q in (50, 95, 99):
-                fixed[f"{kind}_p{q}_ms"] = float(np.percentile(vals, q))
+        frames += _latencies(run_id, i, w, rng, samples_per_workload, latency_scale, fixed)
     return write_run(folder, params, summary, pd.concat(frames, ignore_index=True), _env(run_id, learner, rounds))
 
 

@@ -134,23 +134,29 @@ def matrix_frame(cells: list[CellResult]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _counts_column(cell: CellResult | None, width: int) -> str:
+    """One kind's block of a row: the cell's count of each shown anomaly, ``-`` where there is no cell."""
+    counts = cell.verdict.counts if cell else {}
+    return " | " + " ".join(f"{counts.get(a, '-'):>{width}}" for a in SHOWN)
+
+
+def _header(kinds: list[str], width: int) -> list[str]:
+    """The kinds centred over their blocks, then the anomalies' names over their columns."""
+    heads = [a.replace("_", " ") for a in SHOWN]
+    return [
+        f"{'':<24}" + "".join(f"{k:^{(width + 1) * len(SHOWN) + 3}}" for k in kinds),
+        f"{'fault':<24}" + "".join(" | " + " ".join(f"{h:>{width}}" for h in heads) for _ in kinds),
+    ]
+
+
 def matrix_text(cells: list[CellResult]) -> str:
     """The matrix as a terminal table: a row per fault, the anomaly counts of EOS | twin side by side."""
-    heads = [a.replace("_", " ") for a in SHOWN]
-    width = max(len(h) for h in heads)
+    width = max(len(a) for a in SHOWN)  # a name's "_" printed as " ": the same length
     by = {(c.fault, c.kind): c for c in cells}
-    kinds = [k for k in KINDS if any(c.kind == k for c in cells)]
-    faults = [f for f in FAULTS if any(c.fault == f for c in cells)]
-    lines = [f"{'':<24}" + "".join(f"{k:^{(width + 1) * len(SHOWN) + 3}}" for k in kinds)]
-    lines.append(f"{'fault':<24}" + "".join(" | " + " ".join(f"{h:>{width}}" for h in heads) for _ in kinds))
-    for f in faults:
-        cols = []
-        for k in kinds:
-            c = by.get((f, k))
-            counts = c.verdict.counts if c else {}
-            cols.append(" | " + " ".join(f"{counts.get(a, '-'):>{width}}" for a in SHOWN))
-        lines.append(f"{f:<24}" + "".join(cols))
-    return "\n".join(lines)
+    kinds = [k for k in KINDS if k in {c.kind for c in cells}]
+    faults = [f for f in FAULTS if f in {c.fault for c in cells}]
+    rows = [f"{f:<24}" + "".join(_counts_column(by.get((f, k)), width) for k in kinds) for f in faults]
+    return "\n".join([*_header(kinds, width), *rows])
 
 
 def ensure_fault_run(cluster: Cluster, root: str | Path | None = None, records: int | None = None) -> Path:

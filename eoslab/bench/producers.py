@@ -151,13 +151,72 @@ def estimate_s(m: Matrix) -> float:
     return m.rounds * m.round_s + java + fixed + SETUP_S * len(m.workloads)
 
 
+def _measure_peers(
+    cluster: Cluster, m: Matrix, run_id: str, index: dict[str, int], summary: list[dict[str, Any]], bar: Any
+) -> None:
+    """Kafka's producer-perf-test on each peer workload, sending as many records as the harness's median
+    rate in the rounds would in the peer's time; its rows are appended to ``summary``."""
+    from eoslab._progress import advance
+
+    for w in m.peer_workloads():
+        bar.set_description(f"{w.label}: Kafka's producer-perf-test")
+        rates = [r["records_per_s"] for r in summary if r["label"] == w.label]
+        t = _topic(cluster, run_id, w, "java")
+        try:
+            peer = run_peer(cluster, w, t, peer_records(w, statistics.median(rates), m.java_seconds))
+        finally:
+            cluster.admin.delete_topic(t)
+        advance(bar, 3.0 + JAVA_WARMUP_S + m.java_seconds)
+        if peer is not None:
+            summary.append(_peer_row(run_id, index[w.label], w, peer))
+
+
+def _measure_fixed_load(
+    cluster: Cluster, bootstrap: str, m: Matrix, run_id: str, index: dict[str, int], bar: Any
+) -> tuple[list[dict[str, Any]], list[pd.DataFrame]]:
+    """Each workload at its fixed offered load: its summary row (latency percentiles) and its samples."""
+    from eoslab._progress import advance
+
+    rows: list[dict[str, Any]] = []
+    frames: list[pd.DataFrame] = []
+    for w in m.workloads:
+        bar.set_description(f"{w.label}: {w.rate}/s fixed load")
+        t = _topic(cluster, run_id, w, "lat")
+        try:
+            lat = _harness.fixed_load(bootstrap, t, w)
+        finally:
+            cluster.admin.delete_topic(t)
+        advance(bar, w.duration_s + 1.0)
+        rows.append(_fixed_row(run_id, index[w.label], w, lat))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "run_id": run_id,
+                    "workload": index[w.label],
+                    "label": w.label,
+                    "kind": lat.kind,
+                    "seq": lat.seq,
+                    "latency_ms": lat.latency_ms,
+                }
+            )
+        )
+    return rows, frames
+
+
+def _samples(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The latency samples of every workload as one table (an empty one with the columns when none ran)."""
+    if frames:
+        return pd.concat(frames, ignore_index=True)
+    return pd.DataFrame(columns=["run_id", "workload", "label", "kind", "seq", "latency_ms"])
+
+
 def run_matrix(
     cluster: Cluster, m: Matrix | str = "default", root: str | Path | None = None, progress: bool = True
 ) -> Path:
     """Measure every workload of the matrix and write one run folder; returns its path."""
     from tqdm import tqdm
 
-    from eoslab._progress import advance, progress_bar
+    from eoslab._progress import progress_bar
 
     m = matrix(m) if isinstance(m, str) else m
     check_disk(cluster, m)
@@ -171,52 +230,17 @@ def run_matrix(
         {"run_id": run_id, "workload": i, **w.record(), "rounds": m.rounds, "slice_s": m.slice_s(w)}
         for i, w in enumerate(m.workloads)
     ]
-    frames: list[pd.DataFrame] = []
     bar = progress_bar("bench", total=estimate_s(m), unit="s", delay=0.0) if progress else tqdm(disable=True)
     t_start = time.monotonic()
     try:
         summary = run_rounds(cluster, m, run_id, bar)
-        for w in m.peer_workloads():
-            bar.set_description(f"{w.label}: Kafka's producer-perf-test")
-            rates = [r["records_per_s"] for r in summary if r["label"] == w.label]
-            t = _topic(cluster, run_id, w, "java")
-            try:
-                peer = run_peer(cluster, w, t, peer_records(w, statistics.median(rates), m.java_seconds))
-            finally:
-                cluster.admin.delete_topic(t)
-            advance(bar, 3.0 + JAVA_WARMUP_S + m.java_seconds)
-            if peer is not None:
-                summary.append(_peer_row(run_id, index[w.label], w, peer))
-        for w in m.workloads:
-            bar.set_description(f"{w.label}: {w.rate}/s fixed load")
-            t = _topic(cluster, run_id, w, "lat")
-            try:
-                lat = _harness.fixed_load(bootstrap, t, w)
-            finally:
-                cluster.admin.delete_topic(t)
-            advance(bar, w.duration_s + 1.0)
-            summary.append(_fixed_row(run_id, index[w.label], w, lat))
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "run_id": run_id,
-                        "workload": index[w.label],
-                        "label": w.label,
-                        "kind": lat.kind,
-                        "seq": lat.seq,
-                        "latency_ms": lat.latency_ms,
-                    }
-                )
-            )
+        _measure_peers(cluster, m, run_id, index, summary, bar)
+        fixed, frames = _measure_fixed_load(cluster, bootstrap, m, run_id, index, bar)
+        summary += fixed
     finally:
         bar.close()
     env["wall_s"] = round(time.monotonic() - t_start, 1)
-    samples = (
-        pd.concat(frames, ignore_index=True)
-        if frames
-        else pd.DataFrame(columns=["run_id", "workload", "label", "kind", "seq", "latency_ms"])
-    )
-    return write_run(folder, params, summary, samples, env)
+    return write_run(folder, params, summary, _samples(frames), env)
 
 
 def ensure_runs(cluster: Cluster | None = None, root: str | Path | None = None, matrix_name: str = "quick") -> Path:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import resource
 import statistics
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -149,25 +149,38 @@ def _fmt(t: float | None) -> str:
     return "    —" if t is None else f"{t:5.1f}"
 
 
-def breakdown(cs: ColdStart, cluster: Cluster) -> list[str]:
-    """The phase table of one cold start: when each step ended (s since ``eoslab up`` began) and how long it took."""
-    controllers = [n.name for n in cluster.topology.controllers]
-    brokers = [n.name for n in cluster.topology.brokers]
-    rows: list[tuple[str, float | None, float | None]] = []
-    prev = 0.0
+_BEFORE_JVMS = (
+    ("prepare: configs, ports, argfiles", "prepared"),
+    ("format (kafka-storage, nodes without data)", "formatted"),
+    ("spawn 6 JVMs", "spawned"),
+)
+_ASKED_KAFKA = (
+    ("quorum: 3 voters + leader (DescribeQuorum)", "quorum"),
+    ("3 unfenced brokers (DescribeCluster)", "brokers"),
+    ("internal topics (FindCoordinator, both keys)", "coordinators"),
+    ("every ISR complete", "full_isr"),
+    ("preferred-leader election", "election"),
+    ("seed topic checked on every broker", "seed"),
+    ("fault proxy answering (spawned before the JVMs)", "proxy"),
+)
+"""The kit's steps, as (label, the phase it marks when the step ends), in the order they end."""
 
-    def kit(label: str, phase: str) -> None:
-        nonlocal prev
+
+def _steps(
+    cs: ColdStart, steps: tuple[tuple[str, str], ...], prev: float
+) -> list[tuple[str, float | None, float | None]]:
+    """Each step's label, when it ended and how long after the last step before it that ended (``prev``)."""
+    rows: list[tuple[str, float | None, float | None]] = []
+    for label, phase in steps:
         t = cs.at(phase)
         rows.append((label, t, None if t is None else t - prev))
         prev = t if t is not None else prev
+    return rows
 
-    kit("prepare: configs, ports, argfiles", "prepared")
-    kit("format (kafka-storage, nodes without data)", "formatted")
-    kit("spawn 6 JVMs", "spawned")
-    lines = [f"  {'phase':<52}{'ends at':>8}{'takes':>8}"]
-    lines += [f"  {label:<52}{_fmt(t):>8}{_fmt(d):>8}" for label, t, d in rows]
-    lines.append("  per node, from its own log (s since start): spawned / first log line / Kafka Server started")
+
+def _node_lines(cs: ColdStart) -> list[str]:
+    """Each node's start from its own log: spawned, its first line, Kafka's STARTED, and the JVM's start time."""
+    lines = ["  per node, from its own log (s since start): spawned / first log line / Kafka Server started"]
     for n in cs.nodes:
         spawned = None if n.spawned is None else n.spawned - cs.marks.t0
         first, started = cs.node_at(n.name, "first_log"), cs.node_at(n.name, "started")
@@ -175,10 +188,12 @@ def breakdown(cs: ColdStart, cluster: Cluster) -> list[str]:
         lines.append(
             f"    {n.name:<14}{_fmt(spawned)} /{_fmt(first)} /{_fmt(started)}   JVM start to STARTED {_fmt(took)} s"
         )
-    rows = []
-    spawned_at = cs.at("spawned") or 0.0
-    prev = spawned_at
-    node_rows = [
+    return lines
+
+
+def _logged(cs: ColdStart, controllers: list[str], brokers: list[str]) -> list[tuple[str, float | None]]:
+    """The milestones the nodes logged, when the first (or the last) node logged each."""
+    rows = [
         ("raft leader known (first controller to log it)", cs.first("leader_known")),
         ("active controller ('Becoming the active controller')", cs.first("active")),
         ("brokers registered (last broker's log)", cs.last("registered", brokers)),
@@ -186,30 +201,38 @@ def breakdown(cs: ColdStart, cluster: Cluster) -> list[str]:
         ("all STARTED (last node's log)", cs.last("started", controllers + brokers)),
     ]
     if cs.fresh:  # on a restart the controllers replay these records while loading the metadata log
-        node_rows += [
+        rows += [
             ("__consumer_offsets created (controller's log)", cs.first("offsets_created")),
             ("__transaction_state created (controller's log)", cs.first("txn_created")),
         ]
-    node_rows.append(("first __transaction_state partition loaded", cs.first("txn_loaded")))
-    lines.append("  what the nodes logged (s since start):")
-    lines += [f"    {label:<50}{_fmt(t):>8}" for label, t in node_rows]
-    lines.append("  what the kit saw (asked Kafka):")
-    kit("quorum: 3 voters + leader (DescribeQuorum)", "quorum")
-    kit("3 unfenced brokers (DescribeCluster)", "brokers")
-    kit("internal topics (FindCoordinator, both keys)", "coordinators")
-    kit("every ISR complete", "full_isr")
-    kit("preferred-leader election", "election")
-    kit("seed topic checked on every broker", "seed")
-    kit("fault proxy answering (spawned before the JVMs)", "proxy")
-    lines += [f"    {label:<50}{_fmt(t):>8}{_fmt(d):>8}" for label, t, d in rows]
+    rows.append(("first __transaction_state partition loaded", cs.first("txn_loaded")))
+    return rows
+
+
+def _cpu_lines(cs: ColdStart, controllers: list[str], brokers: list[str]) -> list[str]:
     ctrl_cpu = sum(cs.cpu.get(n, 0.0) for n in controllers)
     brk_cpu = sum(cs.cpu.get(n, 0.0) for n in brokers)
-    lines.append(
-        f"  CPU s until ready (user+sys): 6 JVMs {cs.jvm_cpu:.1f} (controllers {ctrl_cpu:.1f}, brokers {brk_cpu:.1f}); "
-        f"format JVMs {cs.tools_cpu:.1f}; kit {cs.kit_cpu:.1f}; proxy {cs.proxy_cpu:.1f}"
-    )
     cores = os.cpu_count() or 1
-    lines.append(f"  load average (1 min) {cs.load[0]:.1f} before, {cs.load[1]:.1f} after, on {cores} cores")
+    return [
+        f"  CPU s until ready (user+sys): 6 JVMs {cs.jvm_cpu:.1f} (controllers {ctrl_cpu:.1f}, brokers {brk_cpu:.1f}); "
+        f"format JVMs {cs.tools_cpu:.1f}; kit {cs.kit_cpu:.1f}; proxy {cs.proxy_cpu:.1f}",
+        f"  load average (1 min) {cs.load[0]:.1f} before, {cs.load[1]:.1f} after, on {cores} cores",
+    ]
+
+
+def breakdown(cs: ColdStart, cluster: Cluster) -> list[str]:
+    """The phase table of one cold start: when each step ended (s since ``eoslab up`` began) and how long it took."""
+    controllers = [n.name for n in cluster.topology.controllers]
+    brokers = [n.name for n in cluster.topology.brokers]
+    lines = [f"  {'phase':<52}{'ends at':>8}{'takes':>8}"]
+    lines += [f"  {label:<52}{_fmt(t):>8}{_fmt(d):>8}" for label, t, d in _steps(cs, _BEFORE_JVMS, 0.0)]
+    lines += _node_lines(cs)
+    lines.append("  what the nodes logged (s since start):")
+    lines += [f"    {label:<50}{_fmt(t):>8}" for label, t in _logged(cs, controllers, brokers)]
+    lines.append("  what the kit saw (asked Kafka):")
+    asked = _steps(cs, _ASKED_KAFKA, cs.at("spawned") or 0.0)  # counted from the JVMs' spawn
+    lines += [f"    {label:<50}{_fmt(t):>8}{_fmt(d):>8}" for label, t, d in asked]
+    lines += _cpu_lines(cs, controllers, brokers)
     return lines
 
 
@@ -243,7 +266,7 @@ def summary(runs: dict[str, list[ColdStart]], cluster: Cluster) -> list[str]:
     """Median (min-max) of each path's figures over its runs: wall-clock and the CPU the JVMs spent."""
     controllers = [n.name for n in cluster.topology.controllers]
     brokers = [n.name for n in cluster.topology.brokers]
-    figures = {
+    figures: dict[str, Callable[[ColdStart], float | None]] = {
         "cold start to ready (s)": lambda c: c.total,
         "quorum seen (s)": lambda c: c.at("quorum"),
         "3 unfenced brokers seen (s)": lambda c: c.at("brokers"),
