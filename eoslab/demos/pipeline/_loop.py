@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from confluent_kafka import KafkaException, Message, Producer, TopicPartition
 
-from eoslab.demos.pipeline_parts import FENCED, PipelineError
+from eoslab.demos.pipeline._parts import FENCED, PipelineError
 from eoslab.history import HistoryWriter
 
 

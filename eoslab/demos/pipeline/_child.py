@@ -33,8 +33,8 @@ from typing import Any, TypeVar
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, Producer, TopicPartition
 
 from eoslab._timeouts import CLIENT_CALL
-from eoslab.demos.pipeline_loop import Pipe, load_loop
-from eoslab.demos.pipeline_parts import FENCED, Action, PipelineError, classify, output_value, parse_die_at
+from eoslab.demos.pipeline._loop import Pipe, load_loop
+from eoslab.demos.pipeline._parts import FENCED, Action, PipelineError, classify, output_value, parse_die_at
 from eoslab.history import HistoryWriter, Position
 
 EXIT_FATAL = 3

@@ -31,7 +31,7 @@ from eoslab._librdkafka import KIT
 from eoslab._paths import clients_dir
 from eoslab._timeouts import CLIENT_CALL, NODE_STOP, PROBE
 from eoslab._wait import wait_until
-from eoslab.demos.pipeline_parts import MODES, PipelineError, parse_die_at
+from eoslab.demos.pipeline._parts import MODES, PipelineError, parse_die_at
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster

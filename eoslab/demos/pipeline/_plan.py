@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from eoslab._timeouts import CLIENT_CALL
 from eoslab.clients import producer
-from eoslab.demos.pipeline_parts import PipelineError
+from eoslab.demos.pipeline._parts import PipelineError
 from eoslab.inspect import coordinator_partition
 from eoslab.topology import OFFSETS_PARTITIONS, TXN_STATE_PARTITIONS
 

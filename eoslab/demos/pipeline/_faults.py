@@ -47,9 +47,8 @@ from confluent_kafka import KafkaException
 
 from eoslab._timeouts import HEAL
 from eoslab._wait import wait_until
-from eoslab.demos.pipeline import CATCH_UP, PipelineProcess
-from eoslab.demos.pipeline_parts import MODES, PipelineError, origin_of
-from eoslab.demos.pipeline_plan import (
+from eoslab.demos.pipeline._parts import MODES, PipelineError, origin_of
+from eoslab.demos.pipeline._plan import (
     HOLD_S,
     TRIGGERS,
     VICTIM_ROLE,
@@ -58,6 +57,7 @@ from eoslab.demos.pipeline_plan import (
     layout,
     write_inputs,
 )
+from eoslab.demos.pipeline._process import CATCH_UP, PipelineProcess
 from eoslab.errors import WaitTimeout
 from eoslab.faults import Fault, Proxy
 from eoslab.history import Committed, Verdict, check, read_both, read_final, read_history
