@@ -39,7 +39,7 @@ def shared_fault_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not _FAULT_RUN:
         from eoslab.bench.faults import run_faults
         from eoslab.cluster import Cluster
-        from eoslab.demos.pipeline_faults import MIN_RECORDS
+        from eoslab.demos.pipeline import MIN_RECORDS
         from eoslab.runs import RUNS_ENV
 
         if RUNS_ENV not in os.environ:

@@ -1,8 +1,8 @@
 """Checks of lab 05 (an exactly-once pipeline): the learner's processor loop, run as the pipeline's own OS
 process under real faults, judged by the history checker.
 
-The learner writes ``run(pipe)`` (:mod:`eoslab.demos.pipeline_loop` says what ``pipe`` offers); each
-check writes its source to a file the processor imports (:func:`eoslab.demos.pipeline_loop.write_loop`),
+The learner writes ``run(pipe)`` (:class:`eoslab.demos.pipeline.Pipe` says what ``pipe`` offers); each
+check writes its source to a file the processor imports (:func:`eoslab.demos.pipeline.write_loop`),
 then runs fault cells (:mod:`eoslab.grading._lab05`, and the fault matrix's ``drop_endtxn_response``)
 with fresh topics and random input counts, crash points and pause points, and asks the checker over the
 processes' histories and a final read of the output: no lost write, no duplicate, no aborted read,
@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from eoslab.cluster import Cluster
-from eoslab.demos.pipeline_loop import write_loop
-from eoslab.demos.pipeline_parts import PipelineError
+from eoslab.demos.pipeline import PipelineError, write_loop
 from eoslab.grading import _lab05 as cells
 from eoslab.grading import _lab05_cells as scenarios
 from eoslab.grading._checks import Verdict, guarded, verdict

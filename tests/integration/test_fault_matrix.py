@@ -6,7 +6,7 @@ work (proof the checker can fail); the zombie is fenced; the run is a faults tab
 
 Cost: 12 cells of MIN_RECORDS inputs, each as long as the timeouts its fault waits out (a session of
 6 s, a broker's 5 s session and its restart, a 9.9 s socket timeout): about 4-6 min on a quiet
-2-core machine. eoslab.demos.pipeline_faults says where each timeout comes from.
+2-core machine. eoslab/demos/pipeline/_faults.py says where each timeout comes from.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ import pandas as pd
 import pytest
 
 from eoslab.demos import FAULTS, KINDS
-from eoslab.demos.pipeline_child import EXIT_FATAL
-from eoslab.demos.pipeline_faults import MIN_RECORDS
+from eoslab.demos.pipeline import EXIT_FATAL, MIN_RECORDS
 from eoslab.runs import FAULT_COLUMNS, read_faults
 
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive]

@@ -8,7 +8,8 @@ transaction abortable (``txn_requires_abort()``), not fatal. The transaction tim
 it (30 s) so the coordinator does not abort first (which would fence the producer instead).
 
 Timeouts: message.timeout.ms 3 s < HEAL_AFTER (the rule stays until an abort is in the history or
-ABORT_WAIT passes) < transaction.timeout.ms 30 s; the catch-up as the supervisor's (see pipeline_faults).
+ABORT_WAIT passes) < transaction.timeout.ms 30 s; the catch-up as the supervisor's (see
+eoslab/demos/pipeline/_faults.py).
 """
 
 from __future__ import annotations
@@ -16,9 +17,7 @@ from __future__ import annotations
 import pytest
 
 from eoslab._wait import wait_until
-from eoslab.demos.pipeline import PipelineProcess
-from eoslab.demos.pipeline_parts import origin_of
-from eoslab.demos.pipeline_plan import layout, write_inputs
+from eoslab.demos.pipeline import PipelineProcess, layout, origin_of, write_inputs
 from eoslab.faults import Proxy
 from eoslab.history import Aborted, Committed, check, read_both, read_final, read_history
 

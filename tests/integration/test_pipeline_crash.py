@@ -18,9 +18,7 @@ import psutil
 import pytest
 
 from eoslab.clients import producer
-from eoslab.demos.pipeline import PipelineProcess
-from eoslab.demos.pipeline_child import BATCH, EXIT_FATAL
-from eoslab.demos.pipeline_parts import parse_output
+from eoslab.demos.pipeline import BATCH, EXIT_FATAL, PipelineProcess, parse_output
 from eoslab.history import Committed, Sent, check, read_both, read_final, read_history
 
 pytestmark = pytest.mark.cluster

@@ -10,8 +10,7 @@ import pytest
 
 from eoslab.bench.faults import SHOWN, matrix_frame, matrix_text
 from eoslab.demos import FAULTS, KINDS, CellResult
-from eoslab.demos.pipeline_parts import PipelineError
-from eoslab.demos.pipeline_plan import TRIGGERS, VICTIM, key_led_by
+from eoslab.demos.pipeline import TRIGGERS, VICTIM, PipelineError, key_led_by
 from eoslab.history import ANOMALIES, Cases, Verdict
 from eoslab.inspect import coordinator_partition
 from eoslab.runs import FAULT_COLUMNS, RunsFormatError, fault_run_folders, read_faults, run_folders, write_faults_run
@@ -84,7 +83,7 @@ def test_the_printed_matrix_shows_every_cell_and_count():
 def test_a_duplicate_whose_first_writer_was_killed_is_found_by_its_origin():
     """The first copy's writer died before its delivery report (no Sent in any history): the output
     value still names its input, and ``origin=`` lets the checker see the second copy as a duplicate."""
-    from eoslab.demos.pipeline_parts import origin_of, output_value
+    from eoslab.demos.pipeline import origin_of, output_value
     from eoslab.history import FinalRead, Position, ReadRecord, check
 
     src = Position("in", 0, 7)
@@ -96,7 +95,7 @@ def test_a_duplicate_whose_first_writer_was_killed_is_found_by_its_origin():
 
 
 def test_what_the_client_did_after_a_lost_answer_is_read_from_the_trace():
-    from eoslab.demos.pipeline_faults import resent
+    from eoslab.demos.pipeline import resent
 
     rows = [
         {"api": "EndTxn", "time": 10.0, "fate": "forwarded", "response": {"error": "NONE"}},

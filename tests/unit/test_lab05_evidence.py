@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eoslab.demos.pipeline_loop import FENCED_EVENT
+from eoslab.demos.pipeline import FENCED_EVENT
 from eoslab.grading._lab05 import fenced_at, fenced_then_committed, offsets_behind, skipped_after_abort
 from eoslab.history import Aborted, Assigned, Committed, HistoryWriter, Polled, Position
 

@@ -7,8 +7,7 @@ import linecache
 
 import pytest
 
-from eoslab.demos.pipeline_loop import LOOP_HEADER, load_loop, write_loop
-from eoslab.demos.pipeline_parts import PipelineError
+from eoslab.demos.pipeline import LOOP_HEADER, PipelineError, load_loop, write_loop
 
 NOTEBOOK_HELPER = 42
 

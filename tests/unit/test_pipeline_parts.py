@@ -9,14 +9,14 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError
 
-from eoslab.demos.pipeline import PipelineProcess
-from eoslab.demos.pipeline_child import parse_args
-from eoslab.demos.pipeline_parts import (
+from eoslab.demos.pipeline import (
     DIE_POINTS,
     Action,
     PipelineError,
+    PipelineProcess,
     classify,
     output_value,
+    parse_args,
     parse_die_at,
     parse_output,
     transform,
