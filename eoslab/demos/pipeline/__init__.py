@@ -10,7 +10,7 @@ One package, shared by notebook 05, lab 05's checks, ``eoslab bench faults`` and
 The processor itself runs as ``python -m eoslab.demos.pipeline.child`` (:data:`CHILD_MODULE`); the
 modules behind this face are private: the process handle (``_process``), the program (``_child``),
 the learner's loop and its recorded clients (``_loop``), the pure pieces (``_parts``), where and when
-a fault strikes (``_plan``), and the fault matrix's cells (``_faults``).
+a fault strikes (``_plan``), and the fault matrix's cells (``_faults``, their harness ``_cell``).
 """
 
 from eoslab.demos.pipeline._child import BATCH, EXIT_FATAL, EXIT_UNKNOWN, parse_args
