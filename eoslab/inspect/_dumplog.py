@@ -246,6 +246,35 @@ def _snapshot_offset(path: str) -> int:
     return int(stem) if stem.isdigit() else -1
 
 
+def _snapshot_entry(path: str, t: dict[str, str]) -> SnapshotEntry:
+    """One producer line of a ``.snapshot`` file's dump."""
+    return SnapshotEntry(
+        file=path,
+        snapshot_offset=_snapshot_offset(path),
+        producer_id=int(t["producerId"]),
+        producer_epoch=int(t["producerEpoch"]),
+        coordinator_epoch=int(t["coordinatorEpoch"]),
+        current_txn_first_offset=_optional_long(t["currentTxnFirstOffset"]),
+        last_timestamp=int(t["lastTimestamp"]),
+        first_sequence=int(t["firstSequence"]),
+        last_sequence=int(t["lastSequence"]),
+        last_offset=int(t["lastOffset"]),
+        offset_delta=int(t["offsetDelta"]),
+    )
+
+
+def _aborted_txn(path: str, t: dict[str, str]) -> AbortedTxn:
+    """One entry line of a ``.txnindex`` file's dump."""
+    return AbortedTxn(
+        file=path,
+        version=int(t["version"]),
+        producer_id=int(t["producerId"]),
+        first_offset=int(t["firstOffset"]),
+        last_offset=int(t["lastOffset"]),
+        last_stable_offset=int(t["lastStableOffset"]),
+    )
+
+
 def parse_dump(text: str) -> list[DumpedFile]:
     """Parse the whole stdout of one DumpLogSegments call, one :class:`DumpedFile` per file."""
     files: list[DumpedFile] = []
@@ -275,34 +304,9 @@ def parse_dump(text: str) -> list[DumpedFile]:
             flush()
             pending = _batch(cur.path, dict(_TOKEN.findall(line)))
         elif line.startswith("producerId: "):
-            t = dict(_TOKEN.findall(line))
-            cur.snapshot.append(
-                SnapshotEntry(
-                    file=cur.path,
-                    snapshot_offset=_snapshot_offset(cur.path),
-                    producer_id=int(t["producerId"]),
-                    producer_epoch=int(t["producerEpoch"]),
-                    coordinator_epoch=int(t["coordinatorEpoch"]),
-                    current_txn_first_offset=_optional_long(t["currentTxnFirstOffset"]),
-                    last_timestamp=int(t["lastTimestamp"]),
-                    first_sequence=int(t["firstSequence"]),
-                    last_sequence=int(t["lastSequence"]),
-                    last_offset=int(t["lastOffset"]),
-                    offset_delta=int(t["offsetDelta"]),
-                )
-            )
+            cur.snapshot.append(_snapshot_entry(cur.path, dict(_TOKEN.findall(line))))
         elif line.startswith("version: ") and "producerId: " in line:
-            t = dict(_TOKEN.findall(line))
-            cur.aborted.append(
-                AbortedTxn(
-                    file=cur.path,
-                    version=int(t["version"]),
-                    producer_id=int(t["producerId"]),
-                    first_offset=int(t["firstOffset"]),
-                    last_offset=int(t["lastOffset"]),
-                    last_stable_offset=int(t["lastStableOffset"]),
-                )
-            )
+            cur.aborted.append(_aborted_txn(cur.path, dict(_TOKEN.findall(line))))
         elif line.strip() and not line.startswith("Log starting offset"):
             cur.notes.append(line)
     flush()
@@ -362,38 +366,53 @@ def dump_files(cluster: Cluster, node: Node, files: Sequence[tuple[str, str]], *
     """
     host = cluster.backend.host_data_path(node)
     base = cluster.backend.data_path(node)
-    keys: list[tuple[Any, ...] | None] = []
-    for folder, name in files:
-        key: tuple[Any, ...] | None = None
-        if host is not None:
-            try:
-                st = (Path(host) / folder / name).stat()
-                key = (cluster.backend.name, node.name, str(host), folder, name, st.st_size, st.st_mtime_ns, flags)
-            except FileNotFoundError:  # deleted by retention since the listing: dump it anyway, the tool says
-                key = None
-        keys.append(key)
+    keys = [_cache_key(cluster, node, host, folder, name, flags) for folder, name in files]
     with _LOCK:
         missing = [f for f, k in zip(files, keys, strict=True) if k is None or k not in _CACHE]
-    fresh: dict[tuple[str, str], DumpedFile] = {}
-    if missing:
-        paths = ",".join(f"{base}/{folder}/{name}" for folder, name in missing)
-        out = cluster.tool("dump-log", *flags, "--files", paths, node=node.name)
-        for parsed in parse_dump(out):
-            p = parsed.path.rstrip("/")
-            fresh[(os.path.basename(os.path.dirname(p)), os.path.basename(p))] = parsed
+    fresh = _run_dump(cluster, node, base, missing, flags) if missing else {}
     result = []
     for (folder, name), key in zip(files, keys, strict=True):
         with _LOCK:
-            if (folder, name) in fresh:
-                got = fresh[(folder, name)]
-                if key is not None:
-                    _CACHE[key] = got
-                    while len(_CACHE) > _CACHE_SIZE:
-                        _CACHE.popitem(last=False)
-            elif key is not None and key in _CACHE:
-                got = _CACHE[key]
-                _CACHE.move_to_end(key)
-            else:
-                got = DumpedFile(f"{base}/{folder}/{name}", notes=["the tool printed nothing for this file"])
-        result.append(got)
+            result.append(_cached(fresh.get((folder, name)), key, f"{base}/{folder}/{name}"))
     return result
+
+
+def _cache_key(
+    cluster: Cluster, node: Node, host: Path | None, folder: str, name: str, flags: tuple[str, ...]
+) -> tuple[Any, ...] | None:
+    """What a file's parse is cached under: where it is, its size and mtime, the flags; ``None``
+    when the learner's machine cannot see the file (a container's volume, or deleted since)."""
+    if host is None:
+        return None
+    try:
+        st = (Path(host) / folder / name).stat()
+    except FileNotFoundError:  # deleted by retention since the listing: dump it anyway, the tool says
+        return None
+    return (cluster.backend.name, node.name, str(host), folder, name, st.st_size, st.st_mtime_ns, flags)
+
+
+def _run_dump(
+    cluster: Cluster, node: Node, base: str, files: Sequence[tuple[str, str]], flags: tuple[str, ...]
+) -> dict[tuple[str, str], DumpedFile]:
+    """ONE DumpLogSegments call over ``files``: each parsed file by its (folder, file name)."""
+    paths = ",".join(f"{base}/{folder}/{name}" for folder, name in files)
+    out = cluster.tool("dump-log", *flags, "--files", paths, node=node.name)
+    fresh: dict[tuple[str, str], DumpedFile] = {}
+    for parsed in parse_dump(out):
+        p = parsed.path.rstrip("/")
+        fresh[(os.path.basename(os.path.dirname(p)), os.path.basename(p))] = parsed
+    return fresh
+
+
+def _cached(got: DumpedFile | None, key: tuple[Any, ...] | None, path: str) -> DumpedFile:
+    """A file's parse (``got``: fresh from the tool) through the cache; the caller holds ``_LOCK``."""
+    if got is not None:
+        if key is not None:
+            _CACHE[key] = got
+            while len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
+        return got
+    if key is not None and key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    return DumpedFile(path, notes=["the tool printed nothing for this file"])
