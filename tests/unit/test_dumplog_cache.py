@@ -15,8 +15,9 @@ from typing import Any, cast
 
 import pytest
 
-from eoslab.inspect import _dumplog
-from eoslab.inspect._dumplog import clear_cache, dump_files
+from eoslab.inspect import _dumptool
+from eoslab.inspect._dumplog import DumpedFile
+from eoslab.inspect._dumptool import clear_cache, dump_files
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "inspect"
 BASE = "/kafka/broker-1/data"  # log.dirs as the tool sees it
@@ -82,7 +83,7 @@ def _host(tmp_path: Path, *files: tuple[str, str]) -> Path:
     return tmp_path
 
 
-def _dump(cluster: _Cluster, files: list[tuple[str, str]], *flags: str) -> list[_dumplog.DumpedFile]:
+def _dump(cluster: _Cluster, files: list[tuple[str, str]], *flags: str) -> list[DumpedFile]:
     return dump_files(cast(Any, cluster), cast(Any, _Node()), files, *flags)
 
 
@@ -131,7 +132,7 @@ def test_without_a_host_path_or_the_file_every_question_runs_the_tool(tmp_path: 
 
 
 def test_the_oldest_entry_is_evicted_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_dumplog, "_CACHE_SIZE", 1)
+    monkeypatch.setattr(_dumptool, "_CACHE_SIZE", 1)
     c = _Cluster(_Backend(_host(tmp_path, A, B)))
     _dump(c, [A])
     _dump(c, [B])  # evicts A
