@@ -22,6 +22,7 @@ from eoslab.grading import _lab05 as cells
 from eoslab.grading import _lab05_cells as scenarios
 from eoslab.grading._checks import Verdict, guarded, verdict
 from eoslab.grading._lab05 import CellFailed
+from eoslab.history import Committed, read_history
 
 EXPECTED = "every input's output read once under read_committed, none lost, no aborted read, no anomaly"
 
@@ -84,9 +85,7 @@ def commit_timeout(cluster: Cluster, loop: str, folder: Path) -> cells.Outcome:
         except Exception:  # noqa: BLE001, S110 - a topic left behind costs nothing; the verdict matters
             pass
     hist = [Path(h) for h in res.histories]
-    plain = sum(
-        1 for h in hist for e in cells.read_history(h).events if isinstance(e, cells.Committed) and e.txn is None
-    )
+    plain = sum(1 for h in hist for e in read_history(h).events if isinstance(e, Committed) and e.txn is None)
     return cells.Outcome(
         "commit timeout",
         res.verdict,

@@ -13,8 +13,9 @@ the learner's loop and its recorded clients (``_loop``), the pure pieces (``_par
 a fault strikes (``_plan``), and the fault matrix's cells (``_faults``, their harness ``_cell``).
 """
 
+from eoslab.demos.pipeline._cell import last_line
 from eoslab.demos.pipeline._child import BATCH, EXIT_FATAL, EXIT_UNKNOWN, parse_args
-from eoslab.demos.pipeline._faults import FAULTS, KINDS, MIN_RECORDS, CellResult, last_line, resent, run_cell
+from eoslab.demos.pipeline._faults import FAULTS, KINDS, MIN_RECORDS, CellResult, resent, run_cell
 from eoslab.demos.pipeline._loop import CALL_TIMEOUT, FENCED_EVENT, LOOP_HEADER, Pipe, load_loop, write_loop
 from eoslab.demos.pipeline._parts import (
     DIE_POINTS,

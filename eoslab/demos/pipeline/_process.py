@@ -228,7 +228,7 @@ class PipelineProcess:
                     f"The processor {self.name!r} exited ({self.returncode}) before it paused: "
                     f"{self.stderr().strip() or 'no message'}"
                 )
-            return self.state == psutil.STATUS_STOPPED
+            return bool(self.state == psutil.STATUS_STOPPED)  # psutil's constants are untyped
 
         wait_until(stopped, timeout=timeout, what=f"processor {self.name} to SIGSTOP itself", fatal=(PipelineError,))
         self.paused = True
