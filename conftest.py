@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -39,7 +40,7 @@ def shared_fault_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not _FAULT_RUN:
         from eoslab.bench.faults import run_faults
         from eoslab.cluster import Cluster
-        from eoslab.demos.pipeline_faults import MIN_RECORDS
+        from eoslab.demos.pipeline import MIN_RECORDS
         from eoslab.runs import RUNS_ENV
 
         if RUNS_ENV not in os.environ:
@@ -66,7 +67,7 @@ def bench_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Notebooks heal the cluster themselves (their setup cell); run them after the unit and
     # cluster tests so a failing notebook cannot hide a failing foundation test. Tests marked
     # `last` (the lifecycle test stops and restarts the whole cluster) run after all the others
@@ -83,14 +84,20 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=rank)
 
 
+def _tmp_path_factory(item: pytest.Item) -> pytest.TempPathFactory:
+    """The session's tmp_path_factory, outside a fixture (pytest's tmp_path plugin keeps it on the config)."""
+    factory: pytest.TempPathFactory = cast(Any, item.config)._tmp_path_factory
+    return factory
+
+
 @pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item):
+def pytest_runtest_setup(item: pytest.Item) -> None:
     """Heal before each notebook (nbval item of its first cell), so no lesson leaks into the next."""
     if ".ipynb::" in item.nodeid and item.nodeid.endswith("::Cell 0"):
         import eoslab
 
         if item.path.name in _RUNS_NOTEBOOKS:
-            shared_runs(item.config._tmp_path_factory)
+            shared_runs(_tmp_path_factory(item))
         if item.path.name in _FAULTS_NOTEBOOKS:
-            shared_fault_run(item.config._tmp_path_factory)
+            shared_fault_run(_tmp_path_factory(item))
         eoslab.heal(eoslab.Cluster())  # the backend of $EOSLAB_BACKEND, as the notebooks use

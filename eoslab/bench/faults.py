@@ -162,7 +162,7 @@ def matrix_text(cells: list[CellResult]) -> str:
 def ensure_fault_run(cluster: Cluster, root: str | Path | None = None, records: int | None = None) -> Path:
     """The newest faults run under ``root`` (:func:`eoslab.runs.runs_dir`), the matrix run first if there
     is none (notebook 05: a learner who ran ``eoslab bench faults`` sees that run)."""
-    from eoslab.demos.pipeline_faults import MIN_RECORDS
+    from eoslab.demos.pipeline import MIN_RECORDS
 
     found = fault_run_folders(root)
     if found:

@@ -44,9 +44,7 @@ from typing import TYPE_CHECKING, Any
 from eoslab._timeouts import CLIENT_CALL
 from eoslab._wait import wait_until
 from eoslab.clients import producer
-from eoslab.demos.pipeline import PipelineProcess
-from eoslab.demos.pipeline_parts import origin_of
-from eoslab.demos.pipeline_plan import layout
+from eoslab.demos.pipeline import PipelineProcess, layout, origin_of
 from eoslab.faults import Fault, Proxy, error_name
 from eoslab.history import Aborted, Committed, Verdict, check, read_both, read_final, read_history
 

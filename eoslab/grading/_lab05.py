@@ -29,9 +29,7 @@ from typing import Any
 from eoslab._wait import wait_until
 from eoslab.clients import producer
 from eoslab.cluster import Cluster
-from eoslab.demos.pipeline import PipelineProcess
-from eoslab.demos.pipeline_loop import FENCED_EVENT
-from eoslab.demos.pipeline_parts import origin_of
+from eoslab.demos.pipeline import FENCED_EVENT, PipelineProcess, origin_of
 from eoslab.errors import EoslabError
 from eoslab.history import Aborted, Assigned, Committed, Polled, Verdict, check, read_both, read_final, read_history
 

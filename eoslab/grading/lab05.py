@@ -1,8 +1,8 @@
 """Checks of lab 05 (an exactly-once pipeline): the learner's processor loop, run as the pipeline's own OS
 process under real faults, judged by the history checker.
 
-The learner writes ``run(pipe)`` (:mod:`eoslab.demos.pipeline_loop` says what ``pipe`` offers); each
-check writes its source to a file the processor imports (:func:`eoslab.demos.pipeline_loop.write_loop`),
+The learner writes ``run(pipe)`` (:class:`eoslab.demos.pipeline.Pipe` says what ``pipe`` offers); each
+check writes its source to a file the processor imports (:func:`eoslab.demos.pipeline.write_loop`),
 then runs fault cells (:mod:`eoslab.grading._lab05`, and the fault matrix's ``drop_endtxn_response``)
 with fresh topics and random input counts, crash points and pause points, and asks the checker over the
 processes' histories and a final read of the output: no lost write, no duplicate, no aborted read,
@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from eoslab.cluster import Cluster
-from eoslab.demos.pipeline_loop import write_loop
-from eoslab.demos.pipeline_parts import PipelineError
+from eoslab.demos.pipeline import PipelineError, write_loop
 from eoslab.grading import _lab05 as cells
 from eoslab.grading import _lab05_cells as scenarios
 from eoslab.grading._checks import Verdict, guarded, verdict
 from eoslab.grading._lab05 import CellFailed
+from eoslab.history import Committed, read_history
 
 EXPECTED = "every input's output read once under read_committed, none lost, no aborted read, no anomaly"
 
@@ -85,9 +85,7 @@ def commit_timeout(cluster: Cluster, loop: str, folder: Path) -> cells.Outcome:
         except Exception:  # noqa: BLE001, S110 - a topic left behind costs nothing; the verdict matters
             pass
     hist = [Path(h) for h in res.histories]
-    plain = sum(
-        1 for h in hist for e in cells.read_history(h).events if isinstance(e, cells.Committed) and e.txn is None
-    )
+    plain = sum(1 for h in hist for e in read_history(h).events if isinstance(e, Committed) and e.txn is None)
     return cells.Outcome(
         "commit timeout",
         res.verdict,

@@ -235,6 +235,36 @@ def _events_of(h: History | Iterable[Event] | str | os.PathLike[str]) -> list[Ev
     return list(h)
 
 
+def _output_reads(reads: Iterable[FinalRead]) -> tuple[FinalRead, FinalRead | None]:
+    """The output's read_committed read (required) and its read_uncommitted one (if given), of one topic."""
+    by_level = {r.isolation: r for r in reads}
+    if "read_committed" not in by_level:
+        raise HistoryFormatError(
+            "check() needs the output read with read_committed: pass read_final(..., 'read_committed')."
+        )
+    rc, ru = by_level["read_committed"], by_level.get("read_uncommitted")
+    if ru is not None and ru.topic != rc.topic:
+        raise HistoryFormatError(
+            f"The two final reads are of different topics ({rc.topic}, {ru.topic}): read one output."
+        )
+    return rc, ru
+
+
+def _stats(events: list[Event], rc: FinalRead, ru: FinalRead | None) -> dict[str, int]:
+    """What the verdict judged: processes, events, transactions ended each way, records read."""
+    ends = [e for e in events if isinstance(e, (Committed, Aborted)) and e.txn is not None]
+    stats = {
+        "processes": len({e.process for e in events}),
+        "events": len(events),
+        "committed txns": sum(isinstance(e, Committed) for e in ends),
+        "aborted txns": sum(isinstance(e, Aborted) for e in ends),
+        "read_committed records": len(rc.records),
+    }
+    if ru is not None:
+        stats["read_uncommitted records"] = len(ru.records)
+    return stats
+
+
 def check(
     histories: Iterable[History | Iterable[Event] | str | os.PathLike[str]],
     reads: Iterable[FinalRead],
@@ -249,16 +279,7 @@ def check(
     reads the input a value was made from, for records whose writer no history names (a process
     killed before its delivery report): without it such a record is a duplicate of nothing.
     """
-    by_level = {r.isolation: r for r in reads}
-    if "read_committed" not in by_level:
-        raise HistoryFormatError(
-            "check() needs the output read with read_committed: pass read_final(..., 'read_committed')."
-        )
-    rc, ru = by_level["read_committed"], by_level.get("read_uncommitted")
-    if ru is not None and ru.topic != rc.topic:
-        raise HistoryFormatError(
-            f"The two final reads are of different topics ({rc.topic}, {ru.topic}): read one output."
-        )
+    rc, ru = _output_reads(reads)
     events = [e for h in histories for e in _events_of(h)]
     p = _Pipeline(events, rc, ru, origin)
     found = _Found()
@@ -271,14 +292,4 @@ def check(
     names = [n for n in ANOMALIES if n != "missing_output" or inputs is not None]
     if inputs is not None:
         _missing(p, inputs, found)
-    ends = [e for e in events if isinstance(e, (Committed, Aborted)) and e.txn is not None]
-    stats = {
-        "processes": len({e.process for e in events}),
-        "events": len(events),
-        "committed txns": sum(isinstance(e, Committed) for e in ends),
-        "aborted txns": sum(isinstance(e, Aborted) for e in ends),
-        "read_committed records": len(rc.records),
-    }
-    if ru is not None:
-        stats["read_uncommitted records"] = len(ru.records)
-    return found.verdict(names, stats)
+    return found.verdict(names, _stats(events, rc, ru))

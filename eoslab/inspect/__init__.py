@@ -37,7 +37,8 @@ from eoslab.inspect._coordinators import (
     kafka_abs,
     predict_coordinators,
 )
-from eoslab.inspect._dumplog import AbortedTxn, Batch, DumpedFile, Record, SnapshotEntry, clear_cache, parse_dump
+from eoslab.inspect._dumplog import AbortedTxn, Batch, DumpedFile, Record, SnapshotEntry, parse_dump
+from eoslab.inspect._dumptool import clear_cache
 from eoslab.inspect._features import (
     Feature,
     describe_features,

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from eoslab.errors import EoslabError
-from eoslab.inspect._dumplog import Batch, dump, dump_per_node, list_folder
+from eoslab.inspect._dumplog import Batch
+from eoslab.inspect._dumptool import dump, dump_per_node, list_folder
 from eoslab.inspect._table import Rows
 
 if TYPE_CHECKING:

@@ -7,10 +7,8 @@ records, producer-state snapshots, the ``__transaction_state`` and
 enough across 4.x: ``name: value`` tokens per batch and per record (``| ``
 prefix), one ``Dumping <file>`` header per file.
 
-Each tool call is a JVM start (1-2 s on 2 cores), so :func:`dump` takes all
-the files of a question in ONE call and caches each file's parse keyed by
-(path, size, mtime): a sealed segment is read once per session, the active one
-again only after it changed.
+Running the tool, one JVM call per question with a cache of each file's parse, is
+:mod:`eoslab.inspect._dumptool`'s.
 """
 
 from __future__ import annotations
@@ -18,18 +16,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
-from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from eoslab.errors import EoslabError
-
-if TYPE_CHECKING:
-    from eoslab.cluster import Cluster
-    from eoslab.topology import Node
+from typing import Any
 
 _TOKEN = re.compile(r"(\w+): (\S+)")
 _JSON_PART = re.compile(r"^ (\w+):? (?=[{\[])")  # "LeaderChange: {..}" and "SnapshotHeader {..}"
@@ -246,6 +234,35 @@ def _snapshot_offset(path: str) -> int:
     return int(stem) if stem.isdigit() else -1
 
 
+def _snapshot_entry(path: str, t: dict[str, str]) -> SnapshotEntry:
+    """One producer line of a ``.snapshot`` file's dump."""
+    return SnapshotEntry(
+        file=path,
+        snapshot_offset=_snapshot_offset(path),
+        producer_id=int(t["producerId"]),
+        producer_epoch=int(t["producerEpoch"]),
+        coordinator_epoch=int(t["coordinatorEpoch"]),
+        current_txn_first_offset=_optional_long(t["currentTxnFirstOffset"]),
+        last_timestamp=int(t["lastTimestamp"]),
+        first_sequence=int(t["firstSequence"]),
+        last_sequence=int(t["lastSequence"]),
+        last_offset=int(t["lastOffset"]),
+        offset_delta=int(t["offsetDelta"]),
+    )
+
+
+def _aborted_txn(path: str, t: dict[str, str]) -> AbortedTxn:
+    """One entry line of a ``.txnindex`` file's dump."""
+    return AbortedTxn(
+        file=path,
+        version=int(t["version"]),
+        producer_id=int(t["producerId"]),
+        first_offset=int(t["firstOffset"]),
+        last_offset=int(t["lastOffset"]),
+        last_stable_offset=int(t["lastStableOffset"]),
+    )
+
+
 def parse_dump(text: str) -> list[DumpedFile]:
     """Parse the whole stdout of one DumpLogSegments call, one :class:`DumpedFile` per file."""
     files: list[DumpedFile] = []
@@ -275,125 +292,10 @@ def parse_dump(text: str) -> list[DumpedFile]:
             flush()
             pending = _batch(cur.path, dict(_TOKEN.findall(line)))
         elif line.startswith("producerId: "):
-            t = dict(_TOKEN.findall(line))
-            cur.snapshot.append(
-                SnapshotEntry(
-                    file=cur.path,
-                    snapshot_offset=_snapshot_offset(cur.path),
-                    producer_id=int(t["producerId"]),
-                    producer_epoch=int(t["producerEpoch"]),
-                    coordinator_epoch=int(t["coordinatorEpoch"]),
-                    current_txn_first_offset=_optional_long(t["currentTxnFirstOffset"]),
-                    last_timestamp=int(t["lastTimestamp"]),
-                    first_sequence=int(t["firstSequence"]),
-                    last_sequence=int(t["lastSequence"]),
-                    last_offset=int(t["lastOffset"]),
-                    offset_delta=int(t["offsetDelta"]),
-                )
-            )
+            cur.snapshot.append(_snapshot_entry(cur.path, dict(_TOKEN.findall(line))))
         elif line.startswith("version: ") and "producerId: " in line:
-            t = dict(_TOKEN.findall(line))
-            cur.aborted.append(
-                AbortedTxn(
-                    file=cur.path,
-                    version=int(t["version"]),
-                    producer_id=int(t["producerId"]),
-                    first_offset=int(t["firstOffset"]),
-                    last_offset=int(t["lastOffset"]),
-                    last_stable_offset=int(t["lastStableOffset"]),
-                )
-            )
+            cur.aborted.append(_aborted_txn(cur.path, dict(_TOKEN.findall(line))))
         elif line.strip() and not line.startswith("Log starting offset"):
             cur.notes.append(line)
     flush()
     return files
-
-
-# -- running the tool, with a cache -------------------------------------------------------------
-
-_CACHE: OrderedDict[tuple[Any, ...], DumpedFile] = OrderedDict()
-_CACHE_SIZE = 512
-_LOCK = threading.Lock()  # dumps of several brokers may run in threads at once (one JVM each)
-
-
-def clear_cache() -> None:
-    """Forget every parsed file (e.g. after a reset of the cluster's data)."""
-    with _LOCK:
-        _CACHE.clear()
-
-
-def dump_per_node(
-    cluster: Cluster, files_of: dict[int, list[tuple[str, str]]], *flags: str
-) -> dict[int, list[DumpedFile]]:
-    """:func:`dump_files` for several brokers (node id -> files), the JVMs running at the same time."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    nodes = {b: cluster.topology.broker(b) for b in files_of}
-    with ThreadPoolExecutor(max_workers=max(1, len(files_of))) as pool:
-        futures = {b: pool.submit(dump_files, cluster, nodes[b], files, *flags) for b, files in files_of.items()}
-        return {b: f.result() for b, f in futures.items()}
-
-
-def list_folder(cluster: Cluster, node: Node, folder: str) -> list[str] | None:
-    """File names in ``<log.dirs>/<folder>`` of ``node``, or ``None`` if the folder does not exist.
-
-    Asks the backend (a directory listing here, ``docker compose exec find`` in a container).
-    """
-    try:
-        return [name for name, _ in cluster.backend.list_files(node, folder)]
-    except EoslabError:
-        return None
-
-
-def dump(cluster: Cluster, node: Node, folder: str, names: Sequence[str], *flags: str) -> list[DumpedFile]:
-    """DumpLogSegments over ``names`` in ``<log.dirs>/<folder>`` of ``node``, in ONE JVM call.
-
-    ``flags`` are the tool's options (``--deep-iteration``, ``--print-data-log``,
-    ``--transaction-log-decoder`` ...). Cached per file by (size, mtime).
-    """
-    return dump_files(cluster, node, [(folder, n) for n in names], *flags)
-
-
-def dump_files(cluster: Cluster, node: Node, files: Sequence[tuple[str, str]], *flags: str) -> list[DumpedFile]:
-    """Like :func:`dump` for (folder, file name) pairs of several partitions of ONE node: still one JVM call.
-
-    Why: a lesson that shows the markers of partition A and of a ``__consumer_offsets``
-    partition led by the same broker pays one JVM start, not two.
-    """
-    host = cluster.backend.host_data_path(node)
-    base = cluster.backend.data_path(node)
-    keys: list[tuple[Any, ...] | None] = []
-    for folder, name in files:
-        key: tuple[Any, ...] | None = None
-        if host is not None:
-            try:
-                st = (Path(host) / folder / name).stat()
-                key = (cluster.backend.name, node.name, str(host), folder, name, st.st_size, st.st_mtime_ns, flags)
-            except FileNotFoundError:  # deleted by retention since the listing: dump it anyway, the tool says
-                key = None
-        keys.append(key)
-    with _LOCK:
-        missing = [f for f, k in zip(files, keys, strict=True) if k is None or k not in _CACHE]
-    fresh: dict[tuple[str, str], DumpedFile] = {}
-    if missing:
-        paths = ",".join(f"{base}/{folder}/{name}" for folder, name in missing)
-        out = cluster.tool("dump-log", *flags, "--files", paths, node=node.name)
-        for parsed in parse_dump(out):
-            p = parsed.path.rstrip("/")
-            fresh[(os.path.basename(os.path.dirname(p)), os.path.basename(p))] = parsed
-    result = []
-    for (folder, name), key in zip(files, keys, strict=True):
-        with _LOCK:
-            if (folder, name) in fresh:
-                got = fresh[(folder, name)]
-                if key is not None:
-                    _CACHE[key] = got
-                    while len(_CACHE) > _CACHE_SIZE:
-                        _CACHE.popitem(last=False)
-            elif key is not None and key in _CACHE:
-                got = _CACHE[key]
-                _CACHE.move_to_end(key)
-            else:
-                got = DumpedFile(f"{base}/{folder}/{name}", notes=["the tool printed nothing for this file"])
-        result.append(got)
-    return result

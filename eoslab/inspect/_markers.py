@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from eoslab.inspect._batches import batches_of, partition_files
-from eoslab.inspect._dumplog import AbortedTxn, Batch, dump
+from eoslab.inspect._dumplog import AbortedTxn, Batch
+from eoslab.inspect._dumptool import dump
 from eoslab.inspect._table import Rows
 
 if TYPE_CHECKING:

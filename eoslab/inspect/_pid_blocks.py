@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from eoslab.errors import EoslabError
-from eoslab.inspect._dumplog import DumpedFile, dump, list_folder
+from eoslab.inspect._dumplog import DumpedFile
+from eoslab.inspect._dumptool import dump, list_folder
 from eoslab.inspect._table import Rows
 
 if TYPE_CHECKING:

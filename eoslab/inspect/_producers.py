@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from eoslab.inspect._batches import partition_files
 from eoslab.inspect._cli_table import opt_int, parse_tsv
-from eoslab.inspect._dumplog import SnapshotEntry, dump
+from eoslab.inspect._dumplog import SnapshotEntry
+from eoslab.inspect._dumptool import dump
 from eoslab.inspect._table import Rows
 
 if TYPE_CHECKING:

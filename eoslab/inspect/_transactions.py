@@ -22,7 +22,8 @@ from eoslab.errors import EoslabError
 from eoslab.inspect._batches import partition_files
 from eoslab.inspect._cli_table import opt_int, parse_tsv
 from eoslab.inspect._coordinators import coordinator_partition
-from eoslab.inspect._dumplog import DumpedFile, dump, dump_per_node, list_folder
+from eoslab.inspect._dumplog import DumpedFile
+from eoslab.inspect._dumptool import dump, dump_per_node, list_folder
 from eoslab.inspect._table import Rows
 from eoslab.topology import TXN_STATE_PARTITIONS
 

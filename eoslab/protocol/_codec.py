@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from eoslab.protocol._errors import ProtocolError, UnsupportedApiError
 from eoslab.protocol._schema import FieldSpec, MessageSpec
@@ -51,8 +51,12 @@ __all__ = ["UNKNOWN_TAGGED_FIELDS", "compile_message", "decode", "default_messag
 
 UNKNOWN_TAGGED_FIELDS = "_unknown_tagged_fields"
 
-Step = Callable[[Buffer, int, dict], int]  # reads one field (or a run of fixed ones) into the dict
-EStep = Callable[[dict, list], None]  # writes one field (or a run) from the dict
+Step = Callable[[Buffer, int, dict[str, Any]], int]  # reads one field (or a run of fixed ones) into the dict
+EStep = Callable[[dict[str, Any], list[bytes]], None]  # writes one field (or a run) from the dict
+Payload = Callable[[Any], bytes | None]  # a tagged field's bytes, None when it is not written
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,7 @@ class CompiledStruct:
 
     decode: Reader
     encode: Writer
-    default: Callable[[], dict]
+    default: Callable[[], dict[str, Any]]
 
 
 # ---------------------------------------------------------------- one field
@@ -119,13 +123,13 @@ def _value_codec(
     return elem[0], elem[1], nested
 
 
-def _label(fn: Any, name: str) -> Any:
-    fn.field_name = name  # read back when an error needs to name the field
+def _label(fn: _F, name: str) -> _F:
+    cast(Any, fn).field_name = name  # read back when an error needs to name the field
     return fn
 
 
 def _read_step(name: str, read: Reader) -> Step:
-    def step(buf: Buffer, off: int, d: dict) -> int:
+    def step(buf: Buffer, off: int, d: dict[str, Any]) -> int:
         d[name], off = read(buf, off)
         return off
 
@@ -133,7 +137,7 @@ def _read_step(name: str, read: Reader) -> Step:
 
 
 def _write_step(name: str, write: Writer, dflt: Any) -> EStep:
-    def step(v: dict, out: list) -> None:
+    def step(v: dict[str, Any], out: list[bytes]) -> None:
         write(v.get(name, dflt), out)
 
     return _label(step, name)
@@ -142,7 +146,7 @@ def _write_step(name: str, write: Writer, dflt: Any) -> EStep:
 def _default_step(name: str, factory: Callable[[], Any]) -> Step:
     """A tagged field: its default, overwritten if the tagged-field section carries it."""
 
-    def step(buf: Buffer, off: int, d: dict) -> int:
+    def step(buf: Buffer, off: int, d: dict[str, Any]) -> int:
         d[name] = factory()
         return off
 
@@ -157,23 +161,21 @@ def _fixed_run(run: list[tuple[str, str, Any]]) -> tuple[Step, EStep]:
     pairs = tuple((n, dflt) for n, _, dflt in run)
     label = ", ".join(names)
 
-    def step(buf: Buffer, off: int, d: dict) -> int:
+    def step(buf: Buffer, off: int, d: dict[str, Any]) -> int:
         d.update(zip(names, unpack(buf, off), strict=True))
         return off + size
 
-    def estep(v: dict, out: list) -> None:
+    def estep(v: dict[str, Any], out: list[bytes]) -> None:
         out.append(pack(*[v.get(n, dflt) for n, dflt in pairs]))
 
     return _label(step, label), _label(estep, label)
 
 
-def _tagged_payload(
-    write: Writer, default: Any, default_is_null: bool, nullable: bool
-) -> Callable[[Any], bytes | None]:
+def _tagged_payload(write: Writer, default: Any, default_is_null: bool, nullable: bool) -> Payload:
     """The bytes of a tagged field's value, or None when the generator would not write it."""
     default_bytes = None
     if not default_is_null:
-        out: list = []
+        out: list[bytes] = []
         write(default, out)
         default_bytes = b"".join(out)
 
@@ -184,7 +186,7 @@ def _tagged_payload(
             if not nullable:
                 raise Malformed("None for a non-nullable tagged field")
             return b"\x00"  # compact null / null struct marker
-        out: list = []
+        out: list[bytes] = []
         write(v, out)
         p = b"".join(out)
         return None if p == default_bytes else p
@@ -195,12 +197,10 @@ def _tagged_payload(
 # ---------------------------------------------------------------- tagged-field section
 
 
-def _tag_section(
-    readers: dict[int, tuple[str, Reader]], writers: list[tuple[int, str, Callable]]
-) -> tuple[Step, EStep]:
+def _tag_section(readers: dict[int, tuple[str, Reader]], writers: list[tuple[int, str, Payload]]) -> tuple[Step, EStep]:
     writers = sorted(writers, key=lambda w: w[0])
 
-    def read_tags(buf: Buffer, off: int, d: dict) -> int:
+    def read_tags(buf: Buffer, off: int, d: dict[str, Any]) -> int:
         n, off = read_uvarint(buf, off)
         unknown = None
         for _ in range(n):
@@ -222,7 +222,7 @@ def _tag_section(
             d[UNKNOWN_TAGGED_FIELDS] = unknown
         return off
 
-    def write_tags(v: dict, out: list) -> None:
+    def write_tags(v: dict[str, Any], out: list[bytes]) -> None:
         entries = []
         for tag, name, payload in writers:
             value = v.get(name, MISSING)
@@ -248,91 +248,117 @@ def _tag_section(
 # ---------------------------------------------------------------- structs
 
 
-def _compile_struct(fields: tuple[FieldSpec, ...], version: int, flexible: bool, path: str) -> CompiledStruct:
-    steps: list[Step] = []
-    esteps: list[EStep] = []
-    defaults: list[tuple[str, Callable[[], Any]]] = []
-    tag_readers: dict[int, tuple[str, Reader]] = {}
-    tag_writers: list[tuple[int, str, Callable]] = []
-    run: list[tuple[str, str, Any]] = []
+class _StructSteps:
+    """The steps of one struct at one version, built field by field: consecutive fixed-width fields
+    become one run (one struct call), tagged fields go to the tagged-field section."""
 
-    def flush() -> None:
-        if run:
-            step, estep = _fixed_run(run)
-            steps.append(step)
-            esteps.append(estep)
-            run.clear()
+    def __init__(self, version: int, flexible: bool, path: str) -> None:
+        self.version, self.flexible, self.path = version, flexible, path
+        self.steps: list[Step] = []
+        self.esteps: list[EStep] = []
+        self.defaults: list[tuple[str, Callable[[], Any]]] = []
+        self.tag_readers: dict[int, tuple[str, Reader]] = {}
+        self.tag_writers: list[tuple[int, str, Payload]] = []
+        self.run: list[tuple[str, str, Any]] = []
 
-    for f in fields:
-        if version not in f.versions:
-            continue
-        tagged = f.is_tagged(version)
-        if tagged and not flexible:
-            raise ProtocolError(f"{path}.{f.name} is tagged in non-flexible version {version}.")
-        read, write, nested = _value_codec(f, version, flexible, tagged, path)
+    def flush(self) -> None:
+        if self.run:
+            step, estep = _fixed_run(self.run)
+            self.steps.append(step)
+            self.esteps.append(estep)
+            self.run.clear()
+
+    def add(self, f: FieldSpec) -> None:
+        tagged = f.is_tagged(self.version)
+        if tagged and not self.flexible:
+            raise ProtocolError(f"{self.path}.{f.name} is tagged in non-flexible version {self.version}.")
+        read, write, nested = _value_codec(f, self.version, self.flexible, tagged, self.path)
         factory = _default(f, nested)
-        defaults.append((f.name, factory))
+        self.defaults.append((f.name, factory))
         if tagged:
-            assert f.tag is not None
-            flush()
-            tag_readers[f.tag] = (f.name, read)
-            payload = _tagged_payload(write, factory(), f.default == "null", version in f.nullable_versions)
-            tag_writers.append((f.tag, f.name, payload))
-            steps.append(_default_step(f.name, factory))
+            self._add_tagged(f, read, write, factory)
         elif f.type in FIXED:
-            run.append((f.name, FIXED[f.type], factory()))
+            self.run.append((f.name, FIXED[f.type], factory()))
         else:
-            flush()
-            steps.append(_read_step(f.name, read))
+            self.flush()
+            self.steps.append(_read_step(f.name, read))
             # Missing values encode as the default; () and {} stand for [] and a default struct.
             has_value = f.default != "null"
             dflt = () if f.is_array and has_value else {} if nested and has_value else factory()
-            esteps.append(_write_step(f.name, write, dflt))
-    flush()
-    read_tags, write_tags = _tag_section(tag_readers, tag_writers)
-    has_tags = bool(tag_writers)
+            self.esteps.append(_write_step(f.name, write, dflt))
+
+    def _add_tagged(self, f: FieldSpec, read: Reader, write: Writer, factory: Callable[[], Any]) -> None:
+        assert f.tag is not None
+        self.flush()
+        self.tag_readers[f.tag] = (f.name, read)
+        payload = _tagged_payload(write, factory(), f.default == "null", self.version in f.nullable_versions)
+        self.tag_writers.append((f.tag, f.name, payload))
+        self.steps.append(_default_step(f.name, factory))
+
+    def decoder(self, read_tags: Step) -> Reader:
+        """The struct's reader: its steps, then (in a flexible version) its tagged-field section."""
+        steps, flexible, path = self.steps, self.flexible, self.path
+
+        def decode_struct(buf: Buffer, off: int) -> tuple[dict[str, Any], int]:
+            d: dict[str, Any] = {}
+            step: Any = None
+            try:
+                for step in steps:
+                    off = step(buf, off, d)
+                if flexible:
+                    step = read_tags
+                    if buf[off] == 0:  # no tagged fields: the common case, without a call
+                        off += 1
+                    else:
+                        off = read_tags(buf, off, d)
+            except LOW_LEVEL_ERRORS as e:
+                raise ProtocolError(_message("decode", path, step, e, off)) from e
+            return d, off
+
+        return decode_struct
+
+    def encoder(self, write_tags: EStep, known: frozenset[str]) -> Writer:
+        """The struct's writer: a dict of ``known`` fields only, its steps, then its tagged-field section."""
+        esteps, flexible, version, path = self.esteps, self.flexible, self.version, self.path
+        has_tags = bool(self.tag_writers)
+
+        def encode_struct(v: dict[str, Any], out: list[bytes]) -> None:
+            step: Any = None
+            try:
+                if type(v) is not dict and not isinstance(v, Mapping):
+                    raise Malformed(f"expected a dict, got {type(v).__name__}")
+                if not known.issuperset(v):
+                    raise Malformed(f"unknown field(s) {sorted(map(str, set(v) - known))}")
+                for step in esteps:
+                    step(v, out)
+                if flexible:
+                    step = write_tags
+                    if has_tags or UNKNOWN_TAGGED_FIELDS in v:
+                        write_tags(v, out)
+                    else:
+                        out.append(b"\x00")  # no tagged fields
+                elif v.get(UNKNOWN_TAGGED_FIELDS):
+                    raise Malformed(f"tagged fields set, but version {version} does not support them")
+            except LOW_LEVEL_ERRORS as e:
+                raise ProtocolError(_message("encode", path, step, e, None)) from e
+
+        return encode_struct
+
+
+def _compile_struct(fields: tuple[FieldSpec, ...], version: int, flexible: bool, path: str) -> CompiledStruct:
+    built = _StructSteps(version, flexible, path)
+    for f in fields:
+        if version in f.versions:
+            built.add(f)
+    built.flush()
+    read_tags, write_tags = _tag_section(built.tag_readers, built.tag_writers)
     known = frozenset(f.name for f in fields) | {UNKNOWN_TAGGED_FIELDS}
+    defaults = built.defaults
 
-    def decode_struct(buf: Buffer, off: int) -> tuple[dict, int]:
-        d: dict = {}
-        step: Any = None
-        try:
-            for step in steps:
-                off = step(buf, off, d)
-            if flexible:
-                step = read_tags
-                if buf[off] == 0:  # no tagged fields: the common case, without a call
-                    off += 1
-                else:
-                    off = read_tags(buf, off, d)
-        except LOW_LEVEL_ERRORS as e:
-            raise ProtocolError(_message("decode", path, step, e, off)) from e
-        return d, off
-
-    def encode_struct(v: dict, out: list) -> None:
-        step: Any = None
-        try:
-            if type(v) is not dict and not isinstance(v, Mapping):
-                raise Malformed(f"expected a dict, got {type(v).__name__}")
-            if not known.issuperset(v):
-                raise Malformed(f"unknown field(s) {sorted(map(str, set(v) - known))}")
-            for step in esteps:
-                step(v, out)
-            if flexible:
-                step = write_tags
-                if has_tags or UNKNOWN_TAGGED_FIELDS in v:
-                    write_tags(v, out)
-                else:
-                    out.append(b"\x00")  # no tagged fields
-            elif v.get(UNKNOWN_TAGGED_FIELDS):
-                raise Malformed(f"tagged fields set, but version {version} does not support them")
-        except LOW_LEVEL_ERRORS as e:
-            raise ProtocolError(_message("encode", path, step, e, None)) from e
-
-    def default() -> dict:
+    def default() -> dict[str, Any]:
         return {name: factory() for name, factory in defaults}
 
-    return CompiledStruct(decode_struct, encode_struct, default)
+    return CompiledStruct(built.decoder(read_tags), built.encoder(write_tags, known), default)
 
 
 def _message(verb: str, path: str, step: Any, e: BaseException, off: int | None) -> str:
@@ -365,7 +391,7 @@ def decode(spec: MessageSpec, version: int, buf: Buffer, offset: int = 0) -> tup
 
 def encode(spec: MessageSpec, version: int, value: Mapping[str, Any]) -> bytes:
     """Encode one message body; missing fields take their defaults, fields of other versions are ignored."""
-    out: list = []
+    out: list[bytes] = []
     compile_message(spec, version).encode(value, out)
     return b"".join(out)
 

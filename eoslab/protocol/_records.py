@@ -163,58 +163,67 @@ def iter_record_batches(
     buf = bytes(records)
     off, n = 0, len(buf)
     while off < n:
-        if n - off < HEADER_SIZE:
-            if allow_partial:
-                return
-            raise ProtocolError(f"a record batch at byte {off} is truncated ({n - off} of {HEADER_SIZE} header bytes).")
-        (
-            base_offset,
-            batch_length,
-            leader_epoch,
-            magic,
-            crc,
-            attributes,
-            last_offset_delta,
-            base_timestamp,
-            max_timestamp,
-            producer_id,
-            producer_epoch,
-            base_sequence,
-            record_count,
-        ) = _HEADER.unpack_from(buf, off)
-        if magic != 2:
-            raise ProtocolError(f"the record batch at byte {off} has magic {magic}; only v2 batches are parsed.")
-        end = off + _LOG_OVERHEAD + batch_length
-        if batch_length < HEADER_SIZE - _LOG_OVERHEAD or end > n:
-            if allow_partial and batch_length >= HEADER_SIZE - _LOG_OVERHEAD:
-                return
-            raise ProtocolError(
-                f"the record batch at byte {off} claims {batch_length} bytes after its "
-                f"length, but {n - off - _LOG_OVERHEAD} remain."
-            )
-        control: ControlType | int | None = None
-        epoch = None
-        if attributes & 0x20 and attributes & 0x07 == 0 and record_count > 0:
-            control, epoch = _control(buf, off + HEADER_SIZE, end)
-        yield RecordBatchHeader(
-            off,
-            base_offset,
-            batch_length,
-            leader_epoch,
-            magic,
-            crc,
-            attributes,
-            last_offset_delta,
-            base_timestamp,
-            max_timestamp,
-            producer_id,
-            producer_epoch,
-            base_sequence,
-            record_count,
-            control,
-            epoch,
+        header = _batch_at(buf, off, allow_partial)
+        if header is None:  # a truncated last batch, allowed
+            return
+        yield header
+        off += header.size
+
+
+def _batch_at(buf: bytes, off: int, allow_partial: bool) -> RecordBatchHeader | None:
+    """The header of the batch at ``off``; ``None`` when it is truncated and ``allow_partial``."""
+    n = len(buf)
+    if n - off < HEADER_SIZE:
+        if allow_partial:
+            return None
+        raise ProtocolError(f"a record batch at byte {off} is truncated ({n - off} of {HEADER_SIZE} header bytes).")
+    (
+        base_offset,
+        batch_length,
+        leader_epoch,
+        magic,
+        crc,
+        attributes,
+        last_offset_delta,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        record_count,
+    ) = _HEADER.unpack_from(buf, off)
+    if magic != 2:
+        raise ProtocolError(f"the record batch at byte {off} has magic {magic}; only v2 batches are parsed.")
+    end = off + _LOG_OVERHEAD + batch_length
+    if batch_length < HEADER_SIZE - _LOG_OVERHEAD or end > n:
+        if allow_partial and batch_length >= HEADER_SIZE - _LOG_OVERHEAD:
+            return None
+        raise ProtocolError(
+            f"the record batch at byte {off} claims {batch_length} bytes after its "
+            f"length, but {n - off - _LOG_OVERHEAD} remain."
         )
-        off = end
+    control: ControlType | int | None = None
+    epoch = None
+    if attributes & 0x20 and attributes & 0x07 == 0 and record_count > 0:
+        control, epoch = _control(buf, off + HEADER_SIZE, end)
+    return RecordBatchHeader(
+        off,
+        base_offset,
+        batch_length,
+        leader_epoch,
+        magic,
+        crc,
+        attributes,
+        last_offset_delta,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        record_count,
+        control,
+        epoch,
+    )
 
 
 def parse_record_batches(

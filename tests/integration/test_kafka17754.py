@@ -28,7 +28,7 @@ import pytest
 from eoslab import _procs
 from eoslab.demos import kafka17754 as k17754
 from eoslab.demos import kafka17754_java as k17754_java
-from eoslab.demos.pipeline_child import EXIT_FATAL
+from eoslab.demos.pipeline import EXIT_FATAL
 
 pytestmark = pytest.mark.cluster
 

@@ -8,19 +8,21 @@ transaction abortable (``txn_requires_abort()``), not fatal. The transaction tim
 it (30 s) so the coordinator does not abort first (which would fence the producer instead).
 
 Timeouts: message.timeout.ms 3 s < HEAL_AFTER (the rule stays until an abort is in the history or
-ABORT_WAIT passes) < transaction.timeout.ms 30 s; the catch-up as the supervisor's (see pipeline_faults).
+ABORT_WAIT passes) < transaction.timeout.ms 30 s; the catch-up as the supervisor's (see
+eoslab/demos/pipeline/_faults.py).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from eoslab._wait import wait_until
-from eoslab.demos.pipeline import PipelineProcess
-from eoslab.demos.pipeline_parts import origin_of
-from eoslab.demos.pipeline_plan import layout, write_inputs
+from eoslab.cluster import Cluster
+from eoslab.demos.pipeline import PipelineProcess, layout, origin_of, write_inputs
 from eoslab.faults import Proxy
-from eoslab.history import Aborted, Committed, check, read_both, read_final, read_history
+from eoslab.history import Aborted, Committed, Event, check, read_both, read_final, read_history
 
 pytestmark = pytest.mark.cluster
 
@@ -29,7 +31,9 @@ TXN_TIMEOUT_MS = 30_000
 ABORT_WAIT = 30.0  # the records time out after 3 s; the abort follows in the processor's next call
 
 
-def test_an_abortable_error_is_aborted_rewound_and_redone_exactly_once(cluster, topic_name, tmp_path):
+def test_an_abortable_error_is_aborted_rewound_and_redone_exactly_once(
+    cluster: Cluster, topic_name: str, tmp_path: Path
+) -> None:
     plan = layout(cluster, "drop_endtxn_response", topic_name)  # no victim: inputs and outputs on brokers 1, 2
     src, out = f"{topic_name}-in", f"{topic_name}-out"
     cluster.admin.create_topic(src, replica_assignment=plan.inputs)
@@ -39,7 +43,10 @@ def test_an_abortable_error_is_aborted_rewound_and_redone_exactly_once(cluster, 
     p = PipelineProcess(cluster, "eos", input=src, output=out, history_dir=tmp_path, group=plan.group,
                         transactional_id=plan.transactional_id, transaction_timeout_ms=TXN_TIMEOUT_MS,
                         message_timeout_ms=MESSAGE_TIMEOUT_MS, proxied=True)  # fmt: skip
-    events = lambda: read_history(p.history()).events if p.history().exists() else []  # noqa: E731
+
+    def events() -> list[Event]:
+        return read_history(p.history()).events if p.history().exists() else []
+
     leader = plan.outputs[0][0]
     try:
         p.start()

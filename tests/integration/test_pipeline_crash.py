@@ -14,13 +14,15 @@ before it is assigned; CATCH_UP (90 s) and EXIT_WAIT (30 s) in eoslab.demos.pipe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import psutil
 import pytest
 
 from eoslab.clients import producer
-from eoslab.demos.pipeline import PipelineProcess
-from eoslab.demos.pipeline_child import BATCH, EXIT_FATAL
-from eoslab.demos.pipeline_parts import parse_output
+from eoslab.cluster import Cluster
+from eoslab.demos.pipeline import BATCH, EXIT_FATAL, PipelineProcess, parse_output
 from eoslab.history import Committed, Sent, check, read_both, read_final, read_history
 
 pytestmark = pytest.mark.cluster
@@ -31,7 +33,7 @@ ASSIGNMENT = [[1, 2, 3], [2, 3, 1]]
 
 
 @pytest.fixture
-def topics(cluster, topic_name):
+def topics(cluster: Cluster, topic_name: str) -> Iterator[tuple[str, str]]:
     src, out = f"{topic_name}-in", f"{topic_name}-out"
     for t in (src, out):
         cluster.admin.create_topic(t, replica_assignment=ASSIGNMENT)
@@ -44,7 +46,9 @@ def topics(cluster, topic_name):
         cluster.admin.delete_topic(t)
 
 
-def _crash_and_recover(cluster, mode: str, src: str, out: str, tmp_path, point="after-produce") -> PipelineProcess:
+def _crash_and_recover(
+    cluster: Cluster, mode: str, src: str, out: str, tmp_path: Path, point: str = "after-produce"
+) -> PipelineProcess:
     proc = PipelineProcess(cluster, mode, input=src, output=out, history_dir=tmp_path)
     try:
         proc.start(die_at=f"{point}:{CRASH_BATCH}")
@@ -68,7 +72,9 @@ def _crashed_batch(proc: PipelineProcess) -> list[Sent]:
 
 
 @pytest.mark.parametrize("point", ["after-produce", "after-offsets"])
-def test_eos_processor_killed_mid_transaction_and_restarted_is_exactly_once(cluster, topics, tmp_path, point):
+def test_eos_processor_killed_mid_transaction_and_restarted_is_exactly_once(
+    cluster: Cluster, topics: tuple[str, str], tmp_path: Path, point: str
+) -> None:
     src, out = topics
     proc = _crash_and_recover(cluster, "eos", src, out, tmp_path, point)
     cut = _crashed_batch(proc)
@@ -92,7 +98,9 @@ def test_eos_processor_killed_mid_transaction_and_restarted_is_exactly_once(clus
     }
 
 
-def test_at_least_once_twin_killed_after_produce_before_commit_duplicates(cluster, topics, tmp_path):
+def test_at_least_once_twin_killed_after_produce_before_commit_duplicates(
+    cluster: Cluster, topics: tuple[str, str], tmp_path: Path
+) -> None:
     src, out = topics
     proc = _crash_and_recover(cluster, "alo", src, out, tmp_path)
     cut = _crashed_batch(proc)
@@ -105,7 +113,9 @@ def test_at_least_once_twin_killed_after_produce_before_commit_duplicates(cluste
     assert verdict.count("aborted_read") == 0, str(verdict)
 
 
-def test_a_paused_processor_is_alive_but_silent_and_goes_on_when_resumed(cluster, topics, tmp_path):
+def test_a_paused_processor_is_alive_but_silent_and_goes_on_when_resumed(
+    cluster: Cluster, topics: tuple[str, str], tmp_path: Path
+) -> None:
     src, out = topics
     with PipelineProcess(cluster, "eos", input=src, output=out, history_dir=tmp_path) as proc:
         proc.start().wait_caught_up()
@@ -118,8 +128,8 @@ def test_a_paused_processor_is_alive_but_silent_and_goes_on_when_resumed(cluster
 
 
 def test_eos_processor_whose_transaction_timed_out_is_fenced_stops_and_its_restart_is_exactly_once(
-    cluster, topics, tmp_path
-):
+    cluster: Cluster, topics: tuple[str, str], tmp_path: Path
+) -> None:
     """Stalled past transaction.timeout.ms inside batch 2, the coordinator aborts the transaction and
     bumps the epoch; librdkafka then reports _FENCED (fatal) on send_offsets_to_transaction, so the
     processor stops with its fatal exit code and a restart carries on."""

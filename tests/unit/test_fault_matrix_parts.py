@@ -10,8 +10,7 @@ import pytest
 
 from eoslab.bench.faults import SHOWN, matrix_frame, matrix_text
 from eoslab.demos import FAULTS, KINDS, CellResult
-from eoslab.demos.pipeline_parts import PipelineError
-from eoslab.demos.pipeline_plan import TRIGGERS, VICTIM, key_led_by
+from eoslab.demos.pipeline import TRIGGERS, VICTIM, PipelineError, key_led_by
 from eoslab.history import ANOMALIES, Cases, Verdict
 from eoslab.inspect import coordinator_partition
 from eoslab.runs import FAULT_COLUMNS, RunsFormatError, fault_run_folders, read_faults, run_folders, write_faults_run
@@ -33,14 +32,14 @@ def cell(fault: str, kind: str, **counts: int) -> CellResult:
     return CellResult(fault, kind, 80, 1.5, verdict(**counts), (Path("h.jsonl"),), "notes", "in", "out")
 
 
-def test_every_cell_of_the_matrix_has_a_trigger():
+def test_every_cell_of_the_matrix_has_a_trigger() -> None:
     assert set(TRIGGERS) == {(f, k) for f in FAULTS for k in KINDS}
     for (fault, _), t in TRIGGERS.items():
         assert t.action in ("delay_response", "drop_response") and t.nth >= 2
         assert not t.at_victim or fault in VICTIM  # only a node fault has a victim broker
 
 
-def test_an_id_is_chosen_whose_coordinator_is_the_wanted_broker():
+def test_an_id_is_chosen_whose_coordinator_is_the_wanted_broker() -> None:
     leaders = {p: 1 + p % 3 for p in range(50)}
     for wanted in ({1}, {3}, {2, 3}):
         key = key_led_by(leaders, 50, "pipeline-x", wanted)
@@ -49,13 +48,13 @@ def test_an_id_is_chosen_whose_coordinator_is_the_wanted_broker():
         key_led_by(leaders, 50, "pipeline-x", {7})
 
 
-def test_a_cell_row_has_the_faults_table_columns():
+def test_a_cell_row_has_the_faults_table_columns() -> None:
     row = {"run_id": "r", **cell("zombie", "alo", duplicate=3).row()}
     assert set(FAULT_COLUMNS) <= set(row)
     assert row["duplicate"] == 3 and row["valid"] is False
 
 
-def test_the_faults_table_is_written_beside_the_runs_and_read_back(tmp_path):
+def test_the_faults_table_is_written_beside_the_runs_and_read_back(tmp_path: Path) -> None:
     rows = [{"run_id": "r1", **cell(f, k).row()} for f in FAULTS for k in KINDS]
     write_faults_run(tmp_path / "faults-r1", rows, {**ENV, "run_id": "r1"})
     df = read_faults(tmp_path)
@@ -64,14 +63,14 @@ def test_the_faults_table_is_written_beside_the_runs_and_read_back(tmp_path):
     assert run_folders(tmp_path) == []  # module 06's readers pass a faults run by
 
 
-def test_a_faults_table_without_its_columns_is_refused(tmp_path):
+def test_a_faults_table_without_its_columns_is_refused(tmp_path: Path) -> None:
     row = cell("zombie", "eos").row()
     del row["duplicate"]
     with pytest.raises(RunsFormatError, match="duplicate"):
         write_faults_run(tmp_path / "x", [{"run_id": "r", **row}], ENV)
 
 
-def test_the_printed_matrix_shows_every_cell_and_count():
+def test_the_printed_matrix_shows_every_cell_and_count() -> None:
     cells = [cell(f, k, duplicate=7 if (f, k) == ("zombie", "alo") else 0) for f in FAULTS for k in KINDS]
     text = matrix_text(cells)
     assert all(f in text for f in FAULTS) and "eos" in text and "alo" in text
@@ -81,10 +80,10 @@ def test_the_printed_matrix_shows_every_cell_and_count():
     assert len(frame) == 12 and frame.loc[frame.kind == "alo", "duplicate"].sum() == 7
 
 
-def test_a_duplicate_whose_first_writer_was_killed_is_found_by_its_origin():
+def test_a_duplicate_whose_first_writer_was_killed_is_found_by_its_origin() -> None:
     """The first copy's writer died before its delivery report (no Sent in any history): the output
     value still names its input, and ``origin=`` lets the checker see the second copy as a duplicate."""
-    from eoslab.demos.pipeline_parts import origin_of, output_value
+    from eoslab.demos.pipeline import origin_of, output_value
     from eoslab.history import FinalRead, Position, ReadRecord, check
 
     src = Position("in", 0, 7)
@@ -95,8 +94,8 @@ def test_a_duplicate_whose_first_writer_was_killed_is_found_by_its_origin():
     assert origin_of("not a pipeline value") is None and origin_of(None) is None
 
 
-def test_what_the_client_did_after_a_lost_answer_is_read_from_the_trace():
-    from eoslab.demos.pipeline_faults import resent
+def test_what_the_client_did_after_a_lost_answer_is_read_from_the_trace() -> None:
+    from eoslab.demos.pipeline import resent
 
     rows = [
         {"api": "EndTxn", "time": 10.0, "fate": "forwarded", "response": {"error": "NONE"}},

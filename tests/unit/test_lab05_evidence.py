@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eoslab.demos.pipeline_loop import FENCED_EVENT
+from eoslab.demos.pipeline import FENCED_EVENT
 from eoslab.grading._lab05 import fenced_at, fenced_then_committed, offsets_behind, skipped_after_abort
 from eoslab.history import Aborted, Assigned, Committed, HistoryWriter, Polled, Position
 
@@ -24,7 +24,7 @@ def _polls(process: str, t: float, partition: int, offsets: range) -> list[Polle
     return [Polled(process, t, Position(T, partition, o), f"v{o}") for o in offsets]
 
 
-def test_a_rewind_after_an_abort_is_not_a_skip_and_a_poll_past_the_committed_offset_is(tmp_path):
+def test_a_rewind_after_an_abort_is_not_a_skip_and_a_poll_past_the_committed_offset_is(tmp_path: Path) -> None:
     start = [Assigned("p", 1.0, ((T, 0),), ()), *_polls("p", 1.1, 0, range(0, 5))]
     commit = Committed("p", 1.2, 1, (Position(T, 0, 5),))
     batch = _polls("p", 1.3, 0, range(5, 9))
@@ -36,7 +36,7 @@ def test_a_rewind_after_an_abort_is_not_a_skip_and_a_poll_past_the_committed_off
     assert "after aborting txn 2" in found and "inputs 5..8" in found and "skipped" in found
 
 
-def test_without_any_commit_a_fresh_topic_rewinds_to_zero(tmp_path):
+def test_without_any_commit_a_fresh_topic_rewinds_to_zero(tmp_path: Path) -> None:
     h = _history(
         tmp_path / "p.jsonl",
         Assigned("p", 1.0, ((T, 1),), ()),
@@ -47,7 +47,7 @@ def test_without_any_commit_a_fresh_topic_rewinds_to_zero(tmp_path):
     assert "inputs 0..2" in skipped_after_abort([h])[0]
 
 
-def test_a_reassignment_after_an_abort_starts_from_the_committed_offsets_anyway(tmp_path):
+def test_a_reassignment_after_an_abort_starts_from_the_committed_offsets_anyway(tmp_path: Path) -> None:
     h = _history(
         tmp_path / "p.jsonl",
         *_polls("p", 1.1, 0, range(0, 3)),
@@ -58,7 +58,7 @@ def test_a_reassignment_after_an_abort_starts_from_the_committed_offsets_anyway(
     assert skipped_after_abort([h]) == []
 
 
-def test_a_commit_of_the_last_offset_read_is_one_short(tmp_path):
+def test_a_commit_of_the_last_offset_read_is_one_short(tmp_path: Path) -> None:
     polls = _polls("p", 1.0, 0, range(0, 4))
     right = _history(tmp_path / "right.jsonl", *polls, Committed("p", 1.1, 1, (Position(T, 0, 4),)))
     short = _history(tmp_path / "short.jsonl", *polls, Committed("p", 1.1, 1, (Position(T, 0, 3),)))
@@ -67,7 +67,7 @@ def test_a_commit_of_the_last_offset_read_is_one_short(tmp_path):
     assert "committed offset 3" in found and "polled offset 3" in found
 
 
-def test_a_commit_after_fenced_is_found_from_the_stderr_time(tmp_path):
+def test_a_commit_after_fenced_is_found_from_the_stderr_time(tmp_path: Path) -> None:
     h = _history(
         tmp_path / "z-1.jsonl",
         Committed("z", 10.0, 1, (Position(T, 0, 5),)),

@@ -6,17 +6,19 @@ The KafkaErrors here are built with the flags librdkafka sets on them (``fatal``
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from confluent_kafka import KafkaError
 
-from eoslab.demos.pipeline import PipelineProcess
-from eoslab.demos.pipeline_child import parse_args
-from eoslab.demos.pipeline_parts import (
+from eoslab.demos.pipeline import (
     DIE_POINTS,
     Action,
     PipelineError,
+    PipelineProcess,
     classify,
     output_value,
+    parse_args,
     parse_die_at,
     parse_output,
     transform,
@@ -48,11 +50,13 @@ SRC = Position("orders-in", 1, 42)
     ],
     ids=lambda v: v.name() if isinstance(v, KafkaError) else str(v.value),
 )
-def test_classify_follows_librdkafkas_flags_fatal_first_then_abortable_then_retriable(err, action):
+def test_classify_follows_librdkafkas_flags_fatal_first_then_abortable_then_retriable(
+    err: KafkaError, action: Action
+) -> None:
     assert classify(err) is action
 
 
-def test_output_values_are_unique_per_send_and_name_their_input():
+def test_output_values_are_unique_per_send_and_name_their_input() -> None:
     a = output_value(SRC, "eos-1-123", 7, "hello")
     b = output_value(SRC, "eos-1-123", 8, "hello")  # the same input sent again by the same process
     c = output_value(SRC, "eos-2-456", 1, "hello")  # ... and by its restarted successor
@@ -62,29 +66,29 @@ def test_output_values_are_unique_per_send_and_name_their_input():
     assert (out.process, out.seq, out.result) == ("eos-1-123", 7, "HELLO")
 
 
-def test_an_output_keeps_a_result_holding_the_separator():
+def test_an_output_keeps_a_result_holding_the_separator() -> None:
     v = output_value(SRC, "p", 1, "a|b|c")
     assert parse_output(v).result == "A|B|C"
     assert parse_output(v).source == SRC
 
 
-def test_transform_is_deterministic_and_handles_a_null_value():
+def test_transform_is_deterministic_and_handles_a_null_value() -> None:
     assert transform("abc") == transform("abc") == "ABC"
     assert transform(None) == ""
 
 
 @pytest.mark.parametrize("bad", ["plain", "t|0|1|p|1", "t|x|1|p|1|R", "t|0|1|p|seven|R"])
-def test_parse_output_rejects_what_the_pipeline_did_not_write(bad):
+def test_parse_output_rejects_what_the_pipeline_did_not_write(bad: str) -> None:
     with pytest.raises(PipelineError):
         parse_output(bad)
 
 
-def test_a_process_name_with_the_separator_is_refused():
+def test_a_process_name_with_the_separator_is_refused() -> None:
     with pytest.raises(PipelineError, match="choose one without it"):
         output_value(SRC, "a|b", 1, "v")
 
 
-def test_parse_die_at():
+def test_parse_die_at() -> None:
     assert parse_die_at(None) is None
     assert parse_die_at("after-produce:3") == ("after-produce", 3)
     assert set(DIE_POINTS) == {"after-produce", "after-offsets", "after-commit"}
@@ -93,7 +97,7 @@ def test_parse_die_at():
             parse_die_at(bad)
 
 
-def test_the_child_needs_a_transactional_id_in_eos_mode(capsys):
+def test_the_child_needs_a_transactional_id_in_eos_mode(capsys: pytest.CaptureFixture[str]) -> None:
     common = ["--bootstrap", "b:1", "--input", "i", "--output", "o", "--group", "g", "--history", "h", "--process", "p"]
     assert parse_args(["--mode", "alo", *common]).transactional_id is None
     with pytest.raises(SystemExit):
@@ -101,7 +105,7 @@ def test_the_child_needs_a_transactional_id_in_eos_mode(capsys):
     assert "--transactional-id" in capsys.readouterr().err
 
 
-def test_the_handle_refuses_a_bad_mode_or_crash_point_before_starting_anything(tmp_path):
+def test_the_handle_refuses_a_bad_mode_or_crash_point_before_starting_anything(tmp_path: Path) -> None:
     with pytest.raises(PipelineError, match="mode="):
         PipelineProcess(None, "exactly-once", input="i", output="o", history_dir=tmp_path)  # type: ignore[arg-type]
     p = PipelineProcess(None, "eos", input="i", output="o", history_dir=tmp_path, name="n")  # type: ignore[arg-type]

@@ -153,6 +153,76 @@ def _plain_producer(cluster: Cluster, proxied: bool) -> Producer:
     )
 
 
+@dataclass
+class _Writer:
+    """One :func:`write_log` call's state: its log, the plain producer once needed, each actor's
+    transaction count and the records of its open transaction."""
+
+    log: WrittenLog
+    run: str
+    proxied: bool
+    conf: dict[str, Any]
+    plain: Producer | None = None
+    txn_no: dict[str, int] = field(default_factory=dict)
+    in_txn: dict[str, list[LogRecord]] = field(default_factory=dict)
+
+    def apply(self, op: Op) -> None:
+        if op.actor == PLAIN:
+            self.send_plain(op)
+            return
+        p = self.producer(op.actor)
+        if op.action == "send":
+            self.send(op, p)
+        elif op.actor in self.in_txn:  # an end without a transaction: nothing to end
+            self.end(op, p)
+
+    def send_plain(self, op: Op) -> None:
+        log = self.log
+        self.plain = plain = self.plain or _plain_producer(log.cluster, self.proxied)
+        for _ in range(op.n):
+            rec = LogRecord(f"plain:{len(log.records)}", PLAIN, 0, "plain")
+            plain.produce(log.topic, rec.value.encode(), partition=log.partition)
+            if plain.flush(30):
+                raise RuntimeError(f"a plain record to {log.topic}-{log.partition} was not acknowledged in 30 s")
+            log.records.append(rec)
+
+    def producer(self, actor: str) -> TxnProducer:
+        """The actor's transactional producer, created and initialised on its first op."""
+        p = self.log.producers.get(actor)
+        if p is None:
+            tid = f"rc-{self.run}-{actor}"
+            p = transactional_producer(
+                self.log.cluster,
+                tid,
+                f"{tid}-{self.log.partition}",
+                proxied=self.proxied,
+                conf={**LOG_PRODUCER, **self.conf},
+            )
+            p.init_transactions(30)
+            self.log.producers[actor] = p
+        return p
+
+    def send(self, op: Op, p: TxnProducer) -> None:
+        """``op.n`` records in the actor's open transaction (its next one begins if none is open)."""
+        if op.actor not in self.in_txn:
+            p.begin_transaction()
+            self.txn_no[op.actor] = self.txn_no.get(op.actor, 0) + 1
+            self.in_txn[op.actor] = []
+        for _ in range(op.n):
+            n = self.txn_no[op.actor]
+            rec = LogRecord(f"{op.actor}#{n}:{len(self.in_txn[op.actor])}", op.actor, n, "open")
+            p.produce(self.log.topic, rec.value.encode(), partition=self.log.partition)
+            p.flush(30)
+            self.in_txn[op.actor].append(rec)
+            self.log.records.append(rec)
+
+    def end(self, op: Op, p: TxnProducer) -> None:
+        p.commit_transaction(30) if op.action == "commit" else p.abort_transaction(30)
+        wait_settled(self.log.cluster, [p.transactional_id])  # the markers are on disk before the next op writes
+        for rec in self.in_txn.pop(op.actor):
+            rec.fate = "committed" if op.action == "commit" else "aborted"
+
+
 def write_log(
     cluster: Cluster,
     topic: str,
@@ -164,49 +234,11 @@ def write_log(
     conf: dict[str, Any] | None = None,
 ) -> WrittenLog:
     """Write ``pattern`` to ``topic-partition`` (the topic must exist); offsets are read back afterwards."""
-    run = run or run_id()
     log = WrittenLog(cluster, topic, partition, list(pattern))
-    plain: Producer | None = None
-    txn_no: dict[str, int] = {}
-    in_txn: dict[str, list[LogRecord]] = {}
+    writer = _Writer(log, run or run_id(), proxied, conf or {})
     for op in pattern:
-        if op.actor == PLAIN:
-            plain = plain or _plain_producer(cluster, proxied)
-            for _ in range(op.n):
-                rec = LogRecord(f"plain:{len(log.records)}", PLAIN, 0, "plain")
-                plain.produce(topic, rec.value.encode(), partition=partition)
-                if plain.flush(30):
-                    raise RuntimeError(f"a plain record to {topic}-{partition} was not acknowledged in 30 s")
-                log.records.append(rec)
-            continue
-        p = log.producers.get(op.actor)
-        if p is None:
-            tid = f"rc-{run}-{op.actor}"
-            p = transactional_producer(
-                cluster, tid, f"{tid}-{partition}", proxied=proxied, conf={**LOG_PRODUCER, **(conf or {})}
-            )
-            p.init_transactions(30)
-            log.producers[op.actor] = p
-        if op.action == "send":
-            if op.actor not in in_txn:
-                p.begin_transaction()
-                txn_no[op.actor] = txn_no.get(op.actor, 0) + 1
-                in_txn[op.actor] = []
-            for _ in range(op.n):
-                n = txn_no[op.actor]
-                rec = LogRecord(f"{op.actor}#{n}:{len(in_txn[op.actor])}", op.actor, n, "open")
-                p.produce(topic, rec.value.encode(), partition=partition)
-                p.flush(30)
-                in_txn[op.actor].append(rec)
-                log.records.append(rec)
-            continue
-        if op.actor not in in_txn:
-            continue  # an end without a transaction: nothing to end
-        p.commit_transaction(30) if op.action == "commit" else p.abort_transaction(30)
-        wait_settled(cluster, [p.transactional_id])  # the markers are on disk before the next op writes
-        for rec in in_txn.pop(op.actor):
-            rec.fate = "committed" if op.action == "commit" else "aborted"
-    log.open_actors = list(in_txn)
+        writer.apply(op)
+    log.open_actors = list(writer.in_txn)
     offsets = {v: off for _, off, v in read_values(cluster, topic, [partition], isolation="read_uncommitted")}
     for rec in log.records:
         rec.offset = offsets.get(rec.value, -1)

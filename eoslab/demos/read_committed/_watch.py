@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
 from eoslab.demos.read_committed._log import LOG_PRODUCER, _plain_producer
-from eoslab.demos.transactions import consumer, run_id, transactional_producer
+from eoslab.demos.transactions import TxnProducer, consumer, run_id, transactional_producer
 
 if TYPE_CHECKING:
     import pandas as pd
+    from confluent_kafka import Consumer
 
     from eoslab.cluster import Cluster
 
@@ -68,52 +70,21 @@ def watch_lso(
     run = run_id()
     w = Watch()
     stop = threading.Event()
-    plain = _plain_producer(cluster, proxied=False)
-
-    def plain_writer() -> None:
-        while not stop.is_set():
-            for part in (0, 1):
-                plain.produce(topic, b"plain", partition=part)
-            plain.poll(0)
-            time.sleep(0.2)
-        plain.flush(10)
-
+    writer = _plain_flow(cluster, topic, stop)
     t = transactional_producer(cluster, f"rc-watch-{run}", f"rc-watch-{run}", proxied=False, conf=LOG_PRODUCER)
     t.init_transactions(30)
+    txn = _OpenOnA(t, topic, before, open_for)
     c = consumer(cluster, f"rc-watch-{run}", isolation="read_committed", conf={"fetch.wait.max.ms": 100})
     c.assign([TopicPartition(topic, p, ins.partition_offsets(cluster, topic, p).high_watermark) for p in (0, 1)])
-    writer = threading.Thread(target=plain_writer, daemon=True)
     handle = _display() if live else None
     start = time.monotonic()
     writer.start()
-    phase = "before"
     last_draw = 0.0
     try:
         while (now := time.monotonic() - start) < before + open_for + after:
-            if phase == "before" and now >= before:
-                t.begin_transaction()
-                w.opened_at, phase = now, "open"
-            if phase == "open":
-                t.produce(topic, b"txn", partition=0)
-                t.poll(0)
-                if now >= before + open_for:
-                    t.commit_transaction(30)
-                    w.committed_at, phase = time.monotonic() - start, "after"
+            txn.step(w, now, start)
             c.consume(500, 0.05)
-            positions = {tp.partition: tp.offset for tp in c.position([TopicPartition(topic, p) for p in (0, 1)])}
-            for o in ins.offsets(cluster, topic, [0, 1]):
-                pos = positions.get(o.partition, -1)
-                w.samples.append(
-                    {
-                        "t": round(time.monotonic() - start, 3),
-                        "partition": o.partition,
-                        "high_watermark": o.high_watermark,
-                        "last_stable": o.last_stable,
-                        "position": pos if pos >= 0 else None,
-                        "lag_at_lso": o.last_stable - pos if pos >= 0 else None,
-                        "lag_at_hw": o.high_watermark - pos if pos >= 0 else None,
-                    }
-                )
+            w.samples.extend(_samples(cluster, topic, c, start))
             if handle is not None and now - last_draw > 1.0:
                 _redraw(handle, w)
                 last_draw = now
@@ -127,10 +98,71 @@ def watch_lso(
     return w
 
 
+def _plain_flow(cluster: Cluster, topic: str, stop: threading.Event) -> threading.Thread:
+    """A thread (not started) that writes a plain record into A and B every 0.2 s until ``stop`` is set."""
+    plain = _plain_producer(cluster, proxied=False)
+
+    def plain_writer() -> None:
+        while not stop.is_set():
+            for part in (0, 1):
+                plain.produce(topic, b"plain", partition=part)
+            plain.poll(0)
+            time.sleep(0.2)
+        plain.flush(10)
+
+    return threading.Thread(target=plain_writer, daemon=True)
+
+
+@dataclass
+class _OpenOnA:
+    """The scenario's transaction: begun at ``before`` s, a record into A at every sample while open,
+    committed at ``before + open_for`` s; it stamps the watch with when it opened and committed."""
+
+    producer: TxnProducer
+    topic: str
+    before: float
+    open_for: float
+    phase: str = "before"
+
+    def step(self, w: Watch, now: float, start: float) -> None:
+        if self.phase == "before" and now >= self.before:
+            self.producer.begin_transaction()
+            w.opened_at, self.phase = now, "open"
+        if self.phase == "open":
+            self.producer.produce(self.topic, b"txn", partition=0)
+            self.producer.poll(0)
+            if now >= self.before + self.open_for:
+                self.producer.commit_transaction(30)
+                w.committed_at, self.phase = time.monotonic() - start, "after"
+
+
+def _samples(cluster: Cluster, topic: str, c: Consumer, start: float) -> list[dict[str, Any]]:
+    """One sample per partition: its HW and LSO (ListOffsets), the consumer's position and lag at each."""
+    from confluent_kafka import TopicPartition
+
+    positions = {tp.partition: tp.offset for tp in c.position([TopicPartition(topic, p) for p in (0, 1)])}
+    rows = []
+    for o in ins.offsets(cluster, topic, [0, 1]):
+        pos = positions.get(o.partition, -1)
+        rows.append(
+            {
+                "t": round(time.monotonic() - start, 3),
+                "partition": o.partition,
+                "high_watermark": o.high_watermark,
+                "last_stable": o.last_stable,
+                "position": pos if pos >= 0 else None,
+                "lag_at_lso": o.last_stable - pos if pos >= 0 else None,
+                "lag_at_hw": o.high_watermark - pos if pos >= 0 else None,
+            }
+        )
+    return rows
+
+
 def _display() -> Any:
     from IPython.display import display
 
-    return display(display_id=True)
+    show: Callable[..., Any] = display  # IPython's display is untyped
+    return show(display_id=True)
 
 
 def _redraw(handle: Any, w: Watch) -> None:

@@ -1,7 +1,7 @@
-"""A processor of module 05's pipeline, run as its own OS process: ``python -m eoslab.demos.pipeline_child``.
+"""A processor of module 05's pipeline, run as its own OS process: ``python -m eoslab.demos.pipeline.child``.
 
 It reads ``--input`` in a consumer group, writes one output per input to ``--output`` (same
-partition, value from :func:`eoslab.demos.pipeline_parts.output_value`), and records every poll,
+partition, value from :func:`eoslab.demos.pipeline.output_value`), and records every poll,
 delivery report, commit, abort and assignment in ``--history`` (:class:`eoslab.history.HistoryWriter`).
 
 ``--mode eos``: ``enable.auto.commit=false``, the input read with ``isolation.level=read_committed``,
@@ -11,7 +11,7 @@ epoch gets ILLEGAL_GENERATION). ``--mode alo``: the same transform, an idempoten
 offsets committed (synchronously) after every output of the batch is acknowledged.
 
 ``--loop FILE.py:FUNCTION`` (eos): the function, a learner's ``run(pipe)``, drives the transactions
-instead of :meth:`Processor.eos_batch`; the :class:`eoslab.demos.pipeline_loop.Pipe` it gets records
+instead of :meth:`Processor.eos_batch`; the :class:`eoslab.demos.pipeline.Pipe` it gets records
 the history, so what the checker reads is what the loop really did.
 
 SIGTERM ends it cleanly after the current batch (exit 0). A fatal or fenced producer exits 3, an
@@ -33,8 +33,8 @@ from typing import Any, TypeVar
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, Producer, TopicPartition
 
 from eoslab._timeouts import CLIENT_CALL
-from eoslab.demos.pipeline_loop import Pipe, load_loop
-from eoslab.demos.pipeline_parts import FENCED, Action, PipelineError, classify, output_value, parse_die_at
+from eoslab.demos.pipeline._loop import Pipe, load_loop
+from eoslab.demos.pipeline._parts import FENCED, Action, PipelineError, classify, output_value, parse_die_at
 from eoslab.history import HistoryWriter, Position
 
 EXIT_FATAL = 3
@@ -278,7 +278,7 @@ class Processor:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m eoslab.demos.pipeline_child", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m eoslab.demos.pipeline.child", description=__doc__.split("\n")[0])
     ap.add_argument("--mode", choices=("eos", "alo"), required=True)
     ap.add_argument("--bootstrap", required=True)
     ap.add_argument("--client-id", default="rdkafka", help="client.id of both clients (librdkafka's default)")
@@ -315,7 +315,3 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_term)
     return proc.run()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

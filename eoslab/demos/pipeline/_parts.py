@@ -1,6 +1,6 @@
 """The pure pieces of module 05's pipeline: the transform, the output value format, the error classes.
 
-Both processors (:mod:`eoslab.demos.pipeline_child`) use them, and the unit tests pin them down
+Both processors (:mod:`eoslab.demos.pipeline.child`) use them, and the unit tests pin them down
 without a cluster:
 
 - :func:`transform` is the work itself (upper-case the value): deterministic, so two outputs of

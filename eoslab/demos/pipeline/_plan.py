@@ -1,6 +1,6 @@
 """Where and when a fault-matrix cell strikes: its trigger (the request whose answer the proxy holds or
 drops), the victim broker of a node fault, and the layout that puts the victim's role, and nothing
-else of the cell, on it. Pure data and one metadata request; :mod:`eoslab.demos.pipeline_faults` runs
+else of the cell, on it. Pure data and one metadata request; :func:`eoslab.demos.pipeline.run_cell` runs
 the cells."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from eoslab._timeouts import CLIENT_CALL
 from eoslab.clients import producer
-from eoslab.demos.pipeline_parts import PipelineError
+from eoslab.demos.pipeline._parts import PipelineError
 from eoslab.inspect import coordinator_partition
 from eoslab.topology import OFFSETS_PARTITIONS, TXN_STATE_PARTITIONS
 

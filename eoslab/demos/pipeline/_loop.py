@@ -1,7 +1,7 @@
 """A learner's processor loop, run as module 05's pipeline process (``PipelineProcess(..., loop=...)``).
 
 The learner writes ONE function, ``def run(pipe): ...``: the transaction and its error handling. The
-child process (:mod:`eoslab.demos.pipeline_child`) builds the clients and a :class:`Pipe`, then calls
+child process (:mod:`eoslab.demos.pipeline.child`) builds the clients and a :class:`Pipe`, then calls
 it. What the checker needs is recorded by the pipe, not by the learner's code, so a loop cannot write
 a history that did not happen:
 
@@ -39,12 +39,12 @@ from typing import Any, Protocol
 
 from confluent_kafka import KafkaException, Message, Producer, TopicPartition
 
-from eoslab.demos.pipeline_parts import FENCED, PipelineError
+from eoslab.demos.pipeline._parts import FENCED, PipelineError
 from eoslab.history import HistoryWriter
 
 
 class Processor(Protocol):
-    """What a :class:`Pipe` needs of the process running it (``pipeline_child.Processor``)."""
+    """What a :class:`Pipe` needs of the process running it (``_child.Processor``)."""
 
     args: Any
     consumer: Any

@@ -1,6 +1,6 @@
 """Module 05's pipeline: a processor the notebook starts as its own OS process, kills, pauses, restarts.
 
-:class:`PipelineProcess` runs :mod:`eoslab.demos.pipeline_child` (``python -m``) in ``eos`` or
+:class:`PipelineProcess` runs :mod:`eoslab.demos.pipeline.child` (``python -m``) in ``eos`` or
 ``alo`` mode; every incarnation writes its own history file into ``history_dir``, and the checker
 judges them together::
 
@@ -31,12 +31,12 @@ from eoslab._librdkafka import KIT
 from eoslab._paths import clients_dir
 from eoslab._timeouts import CLIENT_CALL, NODE_STOP, PROBE
 from eoslab._wait import wait_until
-from eoslab.demos.pipeline_parts import MODES, PipelineError, parse_die_at
+from eoslab.demos.pipeline._parts import MODES, PipelineError, parse_die_at
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
 
-CHILD_MODULE = "eoslab.demos.pipeline_child"
+CHILD_MODULE = "eoslab.demos.pipeline.child"
 """The processor's command line holds this (``python -m ...``): :func:`end_pipelines` signals nothing else."""
 
 CATCH_UP = 90.0
@@ -65,7 +65,7 @@ class PipelineProcess:
     ``proxied``: its clients reach the brokers through the fault proxy, as ``client.id`` =
     :attr:`client_id`, so a proxy rule can hit this processor's requests and no one else's.
     ``loop`` (``"path/to/file.py:function"`` or ``"module:function"``, eos only) runs that function
-    as the processor's loop instead of the built-in batches (:mod:`eoslab.demos.pipeline_loop`).
+    as the processor's loop instead of the built-in batches (:class:`eoslab.demos.pipeline.Pipe`).
     """
 
     def __init__(
@@ -230,7 +230,7 @@ class PipelineProcess:
                     f"The processor {self.name!r} exited ({self.returncode}) before it paused: "
                     f"{self.stderr().strip() or 'no message'}"
                 )
-            return self.state == psutil.STATUS_STOPPED
+            return bool(self.state == psutil.STATUS_STOPPED)  # psutil's constants are untyped
 
         wait_until(stopped, timeout=timeout, what=f"processor {self.name} to SIGSTOP itself", fatal=(PipelineError,))
         self.paused = True
