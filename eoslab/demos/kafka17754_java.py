@@ -11,6 +11,7 @@ from __future__ import annotations
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,8 @@ from eoslab.history import check, read_both
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
+    from eoslab.history import HistoryWriter
+    from eoslab.java_client import JavaProducer
 
 JAVA_REQUEST_TIMEOUT_MS = 5000
 """request.timeout.ms of the Java producer: how long it waits for the lost EndTxn's answer before it
@@ -34,7 +37,7 @@ def delayed_endtxn_java(cluster: Cluster, *, run_dir: Path | None = None) -> Exp
 
     No consumer here: a transactional producer writes JAVA_TRANSACTIONS transactions of numbered records
     (each record's "origin" is its number), and its history is recorded from the client's answers."""
-    from eoslab.history import HistoryWriter, Position, Sent
+    from eoslab.history import HistoryWriter
     from eoslab.java_client import JavaProducer
 
     proxy = Proxy.connect(cluster)
@@ -44,14 +47,43 @@ def delayed_endtxn_java(cluster: Cluster, *, run_dir: Path | None = None) -> Exp
     cluster.admin.create_topic(out, replica_assignment=plan.outputs)
     folder = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix=f"eoslab-{name}-"))
     folder.mkdir(parents=True, exist_ok=True)
-    process = f"{name}-1"
+    run = _JavaRun(exp=Experiment("delayed EndTxn", "Java 4.1 (transaction version 2)"), proxy=proxy, out=out,
+                   transactional_id=plan.transactional_id, name=name)  # fmt: skip
     client_id = f"pipeline-{name}"
-    exp = Experiment("delayed EndTxn", "Java 4.1 (transaction version 2)")
     history = folder / f"{name}-1.jsonl"
-    config = {
+    lost = proxy.drop_request(api="EndTxn", client_id=client_id, nth=2, times=1).inject()
+    try:
+        with (
+            HistoryWriter(history, process=run.process) as h,
+            JavaProducer(_config(cluster, client_id, plan.transactional_id), name=name).start() as jp,
+        ):
+            jp.init_transactions()
+            for txn in range(1, JAVA_TRANSACTIONS + 1):
+                jp.begin_transaction()
+                run.send(jp, h, txn)
+                if run.row is not None and not run.exp.late_answer:  # transaction n+1 is open and has written
+                    run.send_late_copy(txn)
+                if not run.end(jp, h, txn):
+                    break
+                if run.row is None and (row := lost.applied()) is not None:
+                    run.lost(row, txn)
+            run.exp.exits.append(0)
+    finally:
+        proxy.clear_rules(client_id=client_id)
+    exp = run.exp
+    exp.trace = sorted(
+        proxy.trace(client_id=client_id) + proxy.trace(client_id=LATE_CLIENT), key=lambda r: int(r["id"])
+    )
+    exp.histories = (history,)
+    exp.verdict = check(exp.histories, read_both(cluster, out))
+    return exp
+
+
+def _config(cluster: Cluster, client_id: str, transactional_id: str) -> dict[str, str]:
+    return {
         "bootstrap.servers": cluster.bootstrap_servers(proxied=True),
         "client.id": client_id,
-        "transactional.id": plan.transactional_id,
+        "transactional.id": transactional_id,
         "acks": "all",
         "enable.idempotence": "true",
         "linger.ms": "0",
@@ -59,56 +91,67 @@ def delayed_endtxn_java(cluster: Cluster, *, run_dir: Path | None = None) -> Exp
         "delivery.timeout.ms": str(3 * JAVA_REQUEST_TIMEOUT_MS),
         "transaction.timeout.ms": str(TXN_TIMEOUT_MS),
     }
-    lost = proxy.drop_request(api="EndTxn", client_id=client_id, nth=2, times=1).inject()
-    n = 0
-    try:
-        with HistoryWriter(history, process=process) as h, JavaProducer(config, name=name).start() as jp:
-            jp.init_transactions()
-            row: dict[str, Any] | None = None
-            for txn in range(1, JAVA_TRANSACTIONS + 1):
-                jp.begin_transaction()
-                values = [f"java|{txn}|{i}|{name}" for i in range(JAVA_RECORDS_PER_TXN)]
-                for i, v in enumerate(values):
-                    jp.send(out, i % 2, v)
-                answer = jp.flush()
-                ids = jp.producer_id_and_epoch()
-                for i, (v, d) in enumerate(zip(values, answer.get("delivered", []), strict=False)):
-                    h.write(
-                        Sent(process, time.time(), out, i % 2, None if d["error"] else d["offset"], v,
-                             source=Position("java-input", 0, (txn - 1) * JAVA_RECORDS_PER_TXN + i), txn=txn,
-                             transactional_id=plan.transactional_id, producer_id=ids.get("producer_id"),
-                             producer_epoch=ids.get("producer_epoch"), error=d["error"])
-                    )  # fmt: skip
-                if row is not None and not exp.late_answer:  # transaction n+1 is open and has written: now
-                    exp.late_answer = send_late_endtxn(proxy, row)
-                    epoch = row["request"]["producer_epoch"]
-                    exp.notes.append(
-                        f"the late copy of transaction {n}'s EndTxn v{row['version']} (epoch {epoch}) "
-                        f"delivered during transaction {txn}: {exp.late_answer['error']}"
-                    )
-                result = jp.commit_transaction()
-                if result.get("ok"):
-                    h.committed(txn, [], transactional_id=plan.transactional_id)
-                else:
-                    exp.notes.append(f"commit of transaction {txn}: {result.get('error')}: {result.get('message')}")
-                    aborted = jp.abort_transaction()
-                    if aborted.get("ok"):
-                        h.aborted(txn, str(result.get("error")), transactional_id=plan.transactional_id)
-                    else:
-                        exp.notes.append(f"abort: {aborted.get('error')}; the producer stops")
-                        break
-                if row is None and (row := lost.applied()) is not None:
-                    n = txn
-                    exp.late_request = {"broker": row["broker"], "version": row["version"], **row["request"]}
-                    exp.notes.append(
-                        f"EndTxn(commit) v{row['version']} of transaction {n} lost on its way; the client resent it"
-                    )
-            exp.exits.append(0)
-    finally:
-        proxy.clear_rules(client_id=client_id)
-    exp.trace = sorted(
-        proxy.trace(client_id=client_id) + proxy.trace(client_id=LATE_CLIENT), key=lambda r: int(r["id"])
-    )
-    exp.histories = (history,)
-    exp.verdict = check(exp.histories, read_both(cluster, out))
-    return exp
+
+
+@dataclass
+class _JavaRun:
+    """What the Java experiment's loop keeps between transactions: the lost EndTxn's trace row, its number."""
+
+    exp: Experiment
+    proxy: Proxy
+    out: str
+    transactional_id: str
+    name: str
+    row: dict[str, Any] | None = None
+    n: int = 0
+
+    @property
+    def process(self) -> str:
+        return f"{self.name}-1"
+
+    def send(self, jp: JavaProducer, h: HistoryWriter, txn: int) -> None:
+        """Transaction ``txn``'s records, each with its delivery answer written to the history."""
+        from eoslab.history import Position, Sent
+
+        values = [f"java|{txn}|{i}|{self.name}" for i in range(JAVA_RECORDS_PER_TXN)]
+        for i, v in enumerate(values):
+            jp.send(self.out, i % 2, v)
+        answer = jp.flush()
+        ids = jp.producer_id_and_epoch()
+        for i, (v, d) in enumerate(zip(values, answer.get("delivered", []), strict=False)):
+            h.write(
+                Sent(self.process, time.time(), self.out, i % 2, None if d["error"] else d["offset"], v,
+                     source=Position("java-input", 0, (txn - 1) * JAVA_RECORDS_PER_TXN + i), txn=txn,
+                     transactional_id=self.transactional_id, producer_id=ids.get("producer_id"),
+                     producer_epoch=ids.get("producer_epoch"), error=d["error"])
+            )  # fmt: skip
+
+    def send_late_copy(self, txn: int) -> None:
+        assert self.row is not None
+        self.exp.late_answer = send_late_endtxn(self.proxy, self.row)
+        epoch = self.row["request"]["producer_epoch"]
+        self.exp.notes.append(
+            f"the late copy of transaction {self.n}'s EndTxn v{self.row['version']} (epoch {epoch}) "
+            f"delivered during transaction {txn}: {self.exp.late_answer['error']}"
+        )
+
+    def end(self, jp: JavaProducer, h: HistoryWriter, txn: int) -> bool:
+        """Commit ``txn`` (abort it if the commit fails); False when even the abort failed: the producer stops."""
+        result = jp.commit_transaction()
+        if result.get("ok"):
+            h.committed(txn, [], transactional_id=self.transactional_id)
+            return True
+        self.exp.notes.append(f"commit of transaction {txn}: {result.get('error')}: {result.get('message')}")
+        aborted = jp.abort_transaction()
+        if aborted.get("ok"):
+            h.aborted(txn, str(result.get("error")), transactional_id=self.transactional_id)
+            return True
+        self.exp.notes.append(f"abort: {aborted.get('error')}; the producer stops")
+        return False
+
+    def lost(self, row: dict[str, Any], txn: int) -> None:
+        self.row, self.n = row, txn
+        self.exp.late_request = {"broker": row["broker"], "version": row["version"], **row["request"]}
+        self.exp.notes.append(
+            f"EndTxn(commit) v{row['version']} of transaction {txn} lost on its way; the client resent it"
+        )
