@@ -27,7 +27,7 @@ import pytest
 
 from eoslab import _procs
 from eoslab.demos import kafka17754 as k17754
-from eoslab.demos import kafka17754_java as k17754_java
+from eoslab.demos.kafka17754 import _librdkafka as k17754_librdkafka
 from eoslab.demos.pipeline import EXIT_FATAL
 
 pytestmark = pytest.mark.cluster
@@ -54,11 +54,11 @@ def test_librdkafka_a_late_produce_is_refused_for_its_stale_epoch(cluster, tmp_p
 
 
 def test_java_tv2_a_late_endtxn_is_fenced_and_changes_nothing(cluster, tmp_path):
-    exp = k17754_java.delayed_endtxn_java(cluster, run_dir=tmp_path)
+    exp = k17754.delayed_endtxn_java(cluster, run_dir=tmp_path)
     assert exp.late_request["version"] >= 5  # EndTxn v5: transaction version 2
     assert exp.late_answer["error"] == "PRODUCER_FENCED", exp.notes
     assert exp.verdict is not None and exp.verdict.valid(), str(exp.verdict)
-    assert exp.verdict.stats["committed txns"] == k17754_java.JAVA_TRANSACTIONS
+    assert exp.verdict.stats["committed txns"] == k17754.JAVA_TRANSACTIONS
 
 
 def test_an_experiment_that_fails_midway_leaves_no_child_and_no_input_running(cluster, tmp_path, monkeypatch):
@@ -68,7 +68,7 @@ def test_an_experiment_that_fails_midway_leaves_no_child_and_no_input_running(cl
     def broken(p):
         raise RuntimeError("the history could not be read (this test's fault)")
 
-    monkeypatch.setattr(k17754, "_commits", broken)
+    monkeypatch.setattr(k17754_librdkafka, "_commits", broken)
     with pytest.raises(RuntimeError, match="this test's fault"):
         k17754.delayed_endtxn(cluster, run_dir=tmp_path)
     assert _procs.adopted() == []
@@ -76,4 +76,4 @@ def test_an_experiment_that_fails_midway_leaves_no_child_and_no_input_running(cl
         p.pid for p in psutil.process_iter(["cmdline"]) if any("k17754-endtxn" in a for a in p.info["cmdline"] or [])
     ]
     assert left == []
-    assert not [t for t in threading.enumerate() if isinstance(t, k17754._Feeder)]
+    assert not [t for t in threading.enumerate() if isinstance(t, k17754_librdkafka._Feeder)]

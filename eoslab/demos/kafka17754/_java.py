@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from eoslab.demos.kafka17754 import LATE_CLIENT, TXN_TIMEOUT_MS, Experiment, send_late_endtxn
+from eoslab.demos.kafka17754._librdkafka import LATE_CLIENT, TXN_TIMEOUT_MS, Experiment, send_late_endtxn
 from eoslab.demos.pipeline import layout
 from eoslab.faults import Proxy
 from eoslab.history import check, read_both
