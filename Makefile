@@ -38,7 +38,7 @@ lab: setup  ## start the cluster and open the course in JupyterLab (serves this 
 	$(BIN)/eoslab lab $(LAB_ARGS)
 
 # The whole test suite, what CI runs: four tiers, one pytest each, fastest feedback first; the first that
-# fails stops the chain (its exit code is make's). The unit tier runs before anything is installed or
+# fails stops the chain, the recipe exiting with its code. The unit tier runs before anything is installed or
 # started. The cluster starts once for the cluster and course tiers, and stops before the system tier
 # only if it was started here. One runs folder ($EOSLAB_RUNS, removed at the end) carries the bench and
 # fault matrices measured by one tier to the next. Each tier's log ends with its slowest steps
