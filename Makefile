@@ -5,17 +5,18 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# nbval runs every notebook and solution that exists; labs are graded by `eoslab grade`.
-NOTEBOOKS := $(wildcard notebooks/*.ipynb solutions/*.ipynb)
+# What every tier collects: tests/ and the notebooks under nbval (solutions are not: grading them in
+# tests/integration/test_labNN.py IS their run). Each tier is a marker that conftest.py sets from the path.
+SUITE := tests $(wildcard notebooks/*.ipynb) --nbval-lax --nbval-current-env --nbval-cell-timeout=120
 PYTEST_ARGS ?=
 # Extra arguments for `jupyter lab`, e.g. make lab LAB_ARGS="--port=8890 --no-browser".
 LAB_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab test unit up down status heal reset compose image lint strip
+.PHONY: help setup lab test test-unit test-cluster test-course test-system unit up down status heal reset compose image lint strip
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 # A workshop copy (`eoslab workshop pack`) installs from its own wheels: no network, no package index.
 PIP_FROM := $(if $(wildcard .offline/wheels/*.whl),--no-index --find-links=.offline/wheels,)
@@ -36,23 +37,48 @@ lab: setup  ## start the cluster and open the course in JupyterLab (serves this 
 	$(BIN)/eoslab up
 	$(BIN)/eoslab lab $(LAB_ARGS)
 
-# The whole test suite against the real cluster; stops the cluster afterwards only if it started it.
-# Its log ends with the 30 slowest steps (--durations): where CI's time goes.
-# What the tests need from the system, installed only where missing and only as root with apt
-# (EOSLAB_SYSTEM_INSTALL=0 opts out; those tests then skip, saying why): Debian's Chromium for
-# tests/browser (tools/system/chromium.sh), and for the docker tests a Docker engine, compose v2 and a
-# Kafka image (tools/system/docker.sh, which stops at the end the engine it started).
-test: setup  ## run the whole test suite (unit, cluster, notebooks, the course in Chromium, the docker backend)
-	@bash tools/system/chromium.sh || exit 1; \
+# The whole test suite, what CI runs: four tiers, one pytest each, fastest feedback first; the first that
+# fails stops the chain, the recipe exiting with its code. The unit tier runs before anything is installed or
+# started. The cluster starts once for the cluster and course tiers, and stops before the system tier
+# only if it was started here. One runs folder ($EOSLAB_RUNS, removed at the end) carries the bench and
+# fault matrices measured by one tier to the next. Each tier's log ends with its slowest steps
+# (--durations): where CI's time goes. What the tests need from the system, installed only where
+# missing and only as root with apt (EOSLAB_SYSTEM_INSTALL=0 opts out; those tests then skip, saying
+# why): Debian's Chromium for tests/browser (tools/system/chromium.sh), and for the system tier a Docker
+# engine, compose v2 and a Kafka image (tools/system/docker.sh, which stops at the end the engine it started).
+tier = $(BIN)/python -m pytest $(SUITE) -m $(1) -p no:cacheprovider --durations=30 --durations-min=15 $(PYTEST_ARGS)
+# The local cluster for a tier: started unless it runs; `$$was_up` tells LOCAL_DOWN whether to stop it.
+LOCAL_UP := export EOSLAB_BACKEND=local; if $(BIN)/eoslab status >/dev/null 2>&1; then was_up=1; else was_up=; fi; \
+	$(BIN)/eoslab up
+LOCAL_DOWN := if [ -z "$$was_up" ]; then $(BIN)/eoslab down; fi
+
+test: setup  ## run the whole suite: test-unit, test-cluster, test-course, test-system (stops at the first failing tier)
+	@runs=$$(mktemp -d "$${TMPDIR:-/tmp}/eoslab-runs.XXXXXX") || exit 1; \
+	trap 'rm -rf "$$runs"; tools/system/docker.sh stop' EXIT; trap 'exit 130' INT TERM; \
+	export EOSLAB_BACKEND=local EOSLAB_RUNS="$$runs"; \
+	$(call tier,unit) || exit $$?; \
+	bash tools/system/chromium.sh || exit 1; \
+	$(LOCAL_UP) && $(call tier,cluster) && $(call tier,course); rc=$$?; \
+	$(LOCAL_DOWN); [ $$rc = 0 ] || exit $$rc; \
 	tools/system/docker.sh ensure || exit 1; \
-	trap 'tools/system/docker.sh stop' EXIT; trap 'exit 130' INT TERM; \
-	export EOSLAB_BACKEND=local; \
 	$(BIN)/eoslab image ensure || exit 1; \
-	if $(BIN)/eoslab status >/dev/null 2>&1; then was_up=1; else was_up=; fi; \
-	$(BIN)/eoslab up && \
-	$(BIN)/python -m pytest tests $(NOTEBOOKS) --nbval-lax --nbval-current-env --nbval-cell-timeout=120 \
-	  -p no:cacheprovider --durations=30 --durations-min=15 $(PYTEST_ARGS); rc=$$?; \
-	if [ -z "$$was_up" ]; then $(BIN)/eoslab down; fi; exit $$rc
+	$(call tier,system)
+
+test-unit: setup  ## tier 1: tests/unit whole, lint and Spark included; no cluster (a few minutes)
+	$(call tier,unit)
+
+test-cluster: setup  ## tier 2: the kit's behaviour on the real cluster (tests/integration; starts the cluster)
+	@$(LOCAL_UP) && $(call tier,cluster); rc=$$?; $(LOCAL_DOWN); exit $$rc
+
+test-course: setup  ## tier 3: the notebooks under nbval, the labs graded, the course in Chromium
+	@bash tools/system/chromium.sh || exit 1; \
+	$(LOCAL_UP) && $(call tier,course); rc=$$?; $(LOCAL_DOWN); exit $$rc
+
+test-system: setup  ## tier 4: the docker backend and the offline workshop install (as root: installs Docker)
+	@tools/system/docker.sh ensure || exit 1; \
+	trap 'tools/system/docker.sh stop' EXIT; trap 'exit 130' INT TERM; \
+	export EOSLAB_BACKEND=local; $(BIN)/eoslab image ensure || exit 1; \
+	$(call tier,system)
 
 # The JVM-free tests, in seconds: no cluster, no Spark, no lint run (tests/unit minus the `jvm` and `lint` marks).
 unit: $(STAMP)  ## run the unit tests that need no cluster and no JVM (seconds)

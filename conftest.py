@@ -1,51 +1,175 @@
-"""Hooks for every test the suite collects, notebooks included (nbval items live outside tests/)."""
+"""Hooks for every test the suite collects, notebooks included (nbval items live outside tests/).
+
+Every item carries exactly one tier mark, set here from its path (and its ``docker``/``workshop``
+marks), so that a tier runs alone and nobody has to remember a mark:
+
+    unit      tests/unit: no cluster (its ``jvm`` and ``lint`` items too)
+    cluster   tests/integration: the kit's behaviour on the real cluster
+    course    the notebooks under nbval, the labs graded (test_labNN, test_wrong_answers), the browser
+    system    the docker backend (``docker``) and the offline workshop install (``workshop``)
+
+`make test` runs them in this order, one pytest each, and stops at the first that fails: a typo in
+pure code is reported in minutes instead of after the notebooks. The tiers share one bench matrix
+and one fault matrix through ``$EOSLAB_RUNS`` (see :func:`shared_runs`).
+"""
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Collection
+from itertools import product
 from pathlib import Path
-from typing import Any, cast
 
 import pytest
 
-# Module 06's notebooks (and its lab) analyse bench runs: the session measures ONE quick matrix
-# and shares it through $EOSLAB_RUNS, which nbval's kernels inherit (a matrix per notebook would
-# cost minutes of CI).
+TIERS = ("unit", "cluster", "course", "system")
+"""The tiers, fastest feedback first: the order `make test` runs them in."""
+_SYSTEM_MARKS = frozenset({"docker", "workshop"})
+_COURSE_TESTS = re.compile(r"tests/browser/.*|tests/integration/test_(lab\d+|wrong_answers)\.py")
+
+
+def tier_of(path: str, marks: Collection[str]) -> str | None:
+    """The tier of an item of the file ``path`` (relative to the repository, '/'-separated) that carries
+    ``marks``; None when no rule covers that file (collection then stops and says so)."""
+    if path.startswith("tests/unit/"):
+        return "unit"
+    if not _SYSTEM_MARKS.isdisjoint(marks):
+        return "system"
+    if path.endswith(".ipynb") or _COURSE_TESTS.fullmatch(path):
+        return "course"
+    if path.startswith("tests/integration/"):
+        return "cluster"
+    return None
+
+
+def _relative(item: pytest.Item) -> str:
+    try:
+        return item.path.relative_to(item.config.rootpath).as_posix()
+    except ValueError:  # a notebook outside the repository, e.g. a copy under /tmp
+        return item.path.as_posix()
+
+
+def _mark_tier(item: pytest.Item) -> str:
+    """Give ``item`` its tier as its only tier mark. The path decides: a tier mark written by hand is
+    dropped from the item and the nodes above it (the labs' modules still say ``cluster``, from when that
+    mark meant "needs the running cluster"); the tier is then added to the item itself."""
+    tier = tier_of(_relative(item), {m.name for m in item.iter_markers()})
+    if tier is None:
+        raise pytest.UsageError(
+            f"{item.nodeid} is in no test tier ({', '.join(TIERS)}): give its folder a rule in tier_of "
+            "in the root conftest.py."
+        )
+    for node in item.listchain():
+        node.own_markers[:] = [m for m in node.own_markers if m.name not in TIERS]
+    item.add_marker(tier)
+    return tier
+
+
+def _is_notebook(item: pytest.Item) -> bool:
+    return item.nodeid.endswith(".ipynb") or ".ipynb::" in item.nodeid
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Tier by tier, as `make test` runs them, also when one pytest runs them all. Within a tier:
+    # the workshop install before the docker tests (their docker cluster, a session fixture, then
+    # starts late and never runs idle beside the install); tests marked `last` (the lifecycle test
+    # stops and restarts the whole cluster) after the others; the notebooks (they heal the cluster
+    # themselves, in their setup cell) after the labs' tests. The sort is stable: file order holds
+    # otherwise.
+    tiers = {item.nodeid: _mark_tier(item) for item in items}
+
+    def rank(item: pytest.Item) -> tuple[int, bool, bool, bool]:
+        return (
+            TIERS.index(tiers[item.nodeid]),
+            item.get_closest_marker("docker") is not None,
+            item.get_closest_marker("last") is not None,
+            _is_notebook(item),
+        )
+
+    items.sort(key=rank)
+
+
+# --- The measurements the tiers share -------------------------------------------------------------
+# Module 06's notebook (and its lab) analyse bench runs, module 05's notebook and the fault matrix tests
+# read a fault matrix run: each costs minutes (bench ~1 min, faults ~3 min), so a session measures each
+# ONCE into $EOSLAB_RUNS, which nbval's kernels and the graders' subprocesses inherit. `make test`
+# exports one folder for its four pytest runs: a tier finds there what an earlier one measured.
+SHARED_MATRIX = "quick"
 _RUNS_NOTEBOOKS = ("06_cost_of_exactly_once.ipynb", "lab06_cost.ipynb")
-
-
-def shared_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A runs folder shared by the whole test session: ``$EOSLAB_RUNS`` if set, else one quick matrix
-    measured now into a temporary folder and exported as ``$EOSLAB_RUNS`` (nbval kernels inherit it)."""
-    from eoslab.bench.producers import ensure_runs
-    from eoslab.cluster import Cluster
-    from eoslab.runs import RUNS_ENV
-
-    if RUNS_ENV not in os.environ:
-        root = tmp_path_factory.mktemp("bench") / "runs"
-        ensure_runs(Cluster().up(), root, "quick")
-        os.environ[RUNS_ENV] = str(root)
-    return Path(os.environ[RUNS_ENV])
-
-
-# Module 05's notebook (and the fault matrix tests) read ONE fault matrix run of this session, written
-# into the same shared runs folder: the matrix costs minutes, once.
 _FAULTS_NOTEBOOKS = ("05_exactly_once_pipeline.ipynb",)
 _FAULT_RUN: list[Path] = []
 
 
-def shared_fault_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The fault matrix run of this test session (measured on first use, at the smallest size, into the
-    shared runs folder, where notebook 05 finds it)."""
-    if not _FAULT_RUN:
-        from eoslab.bench.faults import run_faults
-        from eoslab.cluster import Cluster
-        from eoslab.demos.pipeline import MIN_RECORDS
-        from eoslab.runs import RUNS_ENV
+def reusable_bench_run(root: Path, matrix: str = SHARED_MATRIX) -> Path | None:
+    """A complete run of ``matrix`` under ``root``, found as module 06 finds runs (a run being written has
+    no env table yet, or is still ``<id>.partial``); None when there is none."""
+    from eoslab.runs import read_table
 
-        if RUNS_ENV not in os.environ:
-            os.environ[RUNS_ENV] = str(tmp_path_factory.mktemp("bench") / "runs")
-        folder, _ = run_faults(Cluster().up(), records=MIN_RECORDS, root=os.environ[RUNS_ENV], progress=False)
+    try:
+        env = read_table("env", root)
+    except FileNotFoundError:
+        return None
+    done = env[(env["matrix"] == matrix) & ~env["run"].str.endswith(".partial")]
+    return root / done["run"].iloc[0] if len(done) else None
+
+
+def reusable_fault_run(root: Path, records: int) -> Path | None:
+    """The newest complete fault matrix run under ``root`` with every cell at ``records`` inputs (what the
+    fault matrix tests assert), found as notebook 05 finds it (a run being written has no faults table
+    yet); None when there is none."""
+    from eoslab.demos import FAULTS, KINDS
+    from eoslab.runs import read_faults
+
+    try:
+        rows = read_faults(root)
+    except FileNotFoundError:
+        return None
+    every = set(product(FAULTS, KINDS))
+    fits = [
+        root / run
+        for run, cells in rows.groupby("run")
+        if len(cells) == len(every)
+        and set(zip(cells["fault"], cells["kind"], strict=True)) == every
+        and (cells["records"] == records).all()
+    ]
+    return max(fits, key=lambda f: (f / "faults.parquet").stat().st_mtime, default=None)
+
+
+def _runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``$EOSLAB_RUNS`` (`make test` sets one for all its tiers), else a folder of this session, exported."""
+    from eoslab.runs import RUNS_ENV
+
+    if not os.environ.get(RUNS_ENV):
+        os.environ[RUNS_ENV] = str(tmp_path_factory.mktemp("bench") / "runs")
+    return Path(os.environ[RUNS_ENV])
+
+
+def shared_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shared runs folder, holding a complete quick-matrix run: the one an earlier tier measured
+    there, else one measured now."""
+    root = _runs_root(tmp_path_factory)
+    if reusable_bench_run(root) is None:
+        from eoslab.bench.producers import run_matrix
+        from eoslab.cluster import Cluster
+
+        run_matrix(Cluster().up(), SHARED_MATRIX, root)
+    return root
+
+
+def shared_fault_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fault matrix run of this session, at the smallest size, in the shared runs folder (where
+    notebook 05 finds it): the one an earlier tier measured there, else one measured now."""
+    if not _FAULT_RUN:
+        from eoslab.demos.pipeline import MIN_RECORDS
+
+        root = _runs_root(tmp_path_factory)
+        folder = reusable_fault_run(root, MIN_RECORDS)
+        if folder is None:
+            from eoslab.bench.faults import run_faults
+            from eoslab.cluster import Cluster
+
+            folder, _ = run_faults(Cluster().up(), records=MIN_RECORDS, root=root, progress=False)
         _FAULT_RUN.append(folder)
     return _FAULT_RUN[0]
 
@@ -58,36 +182,13 @@ def fault_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def bench_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One quick-matrix run on the real cluster, in a temporary runs folder (also $EOSLAB_RUNS), shared
-    with notebook 06, its solution and its lab."""
+    """The shared runs folder (also $EOSLAB_RUNS) with a quick-matrix run measured on the real cluster,
+    shared with notebook 06 and lab 06."""
     from eoslab.runs import run_folders
 
     root = shared_runs(tmp_path_factory)
     assert run_folders(root)
     return root
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Notebooks heal the cluster themselves (their setup cell); run them after the unit and
-    # cluster tests so a failing notebook cannot hide a failing foundation test. Tests marked
-    # `last` (the lifecycle test stops and restarts the whole cluster) run after all the others
-    # of tests/ and before the notebooks. The docker tests come after everything: their cluster
-    # (a session fixture) then starts late and never runs idle beside the local notebooks.
-    # The sort is stable: file order holds otherwise.
-    def rank(item: pytest.Item) -> int:
-        if item.get_closest_marker("docker") is not None:
-            return 3
-        if item.nodeid.endswith(".ipynb") or ".ipynb::" in item.nodeid:
-            return 2
-        return 1 if item.get_closest_marker("last") else 0
-
-    items.sort(key=rank)
-
-
-def _tmp_path_factory(item: pytest.Item) -> pytest.TempPathFactory:
-    """The session's tmp_path_factory, outside a fixture (pytest's tmp_path plugin keeps it on the config)."""
-    factory: pytest.TempPathFactory = cast(Any, item.config)._tmp_path_factory
-    return factory
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -96,8 +197,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if ".ipynb::" in item.nodeid and item.nodeid.endswith("::Cell 0"):
         import eoslab
 
+        factory = item.config._tmp_path_factory  # type: ignore[attr-defined]
         if item.path.name in _RUNS_NOTEBOOKS:
-            shared_runs(_tmp_path_factory(item))
+            shared_runs(factory)
         if item.path.name in _FAULTS_NOTEBOOKS:
-            shared_fault_run(_tmp_path_factory(item))
+            shared_fault_run(factory)
         eoslab.heal(eoslab.Cluster())  # the backend of $EOSLAB_BACKEND, as the notebooks use

@@ -2,7 +2,7 @@
 
 The server runs `eoslab.course.lab_argv` (what `eoslab lab` execs) plus only what a test needs:
 a free port, no browser of its own, a token, and settings/workspace folders of its own (so a
-learner's JupyterLab layout is neither used nor changed, and autosave is off: running notebook 01
+learner's JupyterLab layout is neither used nor changed, and autosave is off: running a notebook
 in the browser must not write outputs into the committed notebook).
 """
 
@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from eoslab._wait import wait_until
+from eoslab.cluster import Cluster
 from eoslab.course import lab_argv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +70,7 @@ class Lab:
             return int(resp.status)
 
     def shutdown_kernels(self) -> None:
-        """End the kernels the browser started (notebook 01's producers must not outlive the test)."""
+        """End the kernels the browser started (a notebook's clients must not outlive the test)."""
         req = urllib.request.Request(f"{self.url}/api/kernels", headers={"Authorization": f"token {self.token}"})
         with urllib.request.urlopen(req, timeout=10) as resp:
             kernels = json.loads(resp.read())
@@ -101,7 +102,7 @@ def chromium() -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def lab(cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+def lab(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     home = tmp_path_factory.mktemp("jupyterlab")
     settings = home / "settings" / "@jupyterlab" / "docmanager-extension"
     settings.mkdir(parents=True)

@@ -1,0 +1,131 @@
+"""The suite's own plumbing in the root conftest.py: the tier each item belongs to, and which recorded runs a
+test session reuses from an earlier tier instead of measuring them again (bench ~1 min, faults ~3 min).
+The runs here are written by the kit's own writers, in the states a writer passes through."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from itertools import product
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from eoslab.demos import FAULTS, KINDS
+from eoslab.runs import COLUMNS, FAULT_COLUMNS, FORMAT, write_faults_run, write_run
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDS = 80
+
+
+def _root_conftest() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("eoslab_root_conftest", ROOT / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+suite = _root_conftest()
+
+
+@pytest.mark.parametrize(
+    ("path", "marks", "tier"),
+    [
+        ("tests/unit/test_wait.py", set(), "unit"),
+        ("tests/unit/test_spark_session_quiet.py", {"jvm"}, "unit"),
+        ("tests/unit/test_lint.py", {"lint"}, "unit"),
+        ("tests/integration/test_cluster.py", {"cluster", "destructive"}, "cluster"),
+        ("tests/integration/test_grade_run.py", set(), "cluster"),  # a real kernel, no cluster: the kit's behaviour
+        ("tests/integration/test_lifecycle.py", {"cluster", "last"}, "cluster"),
+        ("tests/integration/test_lab01.py", {"cluster", "destructive"}, "course"),  # `cluster` from before the tiers
+        ("tests/integration/test_lab06.py", set(), "course"),
+        ("tests/integration/test_wrong_answers.py", {"cluster"}, "course"),
+        ("tests/browser/test_course_in_browser.py", {"browser"}, "course"),
+        ("notebooks/01_idempotent_producer.ipynb", set(), "course"),
+        ("labs/lab06_cost.ipynb", set(), "course"),  # graded in place by a subprocess of the suite
+        ("/tmp/pytest-7/lab01_idempotence.ipynb", set(), "course"),
+        ("tests/integration/test_conformance.py", {"cluster", "docker", "destructive"}, "system"),
+        ("tests/integration/test_workshop_offline.py", {"workshop"}, "system"),
+        ("tests/integration/test_workshop_docker.py", {"docker"}, "system"),
+        ("tests/integration/test_labels.py", set(), "cluster"),  # not a lab: labNN only
+        ("tools/test_something.py", set(), None),  # no rule: collection stops and says so
+        ("tests/test_loose.py", set(), None),
+    ],
+)
+def test_an_items_tier_comes_from_its_path_and_its_docker_or_workshop_mark(
+    path: str, marks: set[str], tier: str | None
+) -> None:
+    assert suite.tier_of(path, marks) == tier
+
+
+def _env(run_id: str, matrix: str) -> dict[str, Any]:
+    env: dict[str, Any] = dict.fromkeys(COLUMNS["env"], "x")
+    env.update(run_id=run_id, format=FORMAT, matrix=matrix, rounds=1, seconds=0.0, cores=2, memory_gib=8.0)
+    env.update(started_at=pd.Timestamp.now(tz="UTC"), load1_at_start=0.0)
+    return env
+
+
+def _bench_run(root: Path, run_id: str, matrix: str = "quick") -> Path:
+    params = [{**dict.fromkeys(COLUMNS["params"], 0), "run_id": run_id, "label": "acks_all", "mode": "acks_all"}]
+    summary = [{**dict.fromkeys(COLUMNS["summary"], 0), "run_id": run_id, "label": "acks_all", "phase": "saturation"}]
+    samples = pd.DataFrame([{**dict.fromkeys(COLUMNS["samples"], 0), "run_id": run_id, "label": "acks_all"}])
+    return write_run(root / run_id, params, summary, samples, _env(run_id, matrix))
+
+
+def _fault_run(root: Path, run_id: str, records: int = RECORDS, cells: int | None = None) -> Path:
+    rows = [
+        {**dict.fromkeys(FAULT_COLUMNS, 0), "run_id": run_id, "fault": f, "kind": k, "records": records, "notes": ""}
+        for f, k in list(product(FAULTS, KINDS))[:cells]
+    ]
+    folder = root / f"faults-{run_id}"
+    (folder / "histories").mkdir(parents=True)
+    return write_faults_run(folder, rows, _env(run_id, "faults"))
+
+
+def test_no_runs_folder_or_an_empty_one_has_nothing_to_reuse(tmp_path: Path) -> None:
+    assert suite.reusable_bench_run(tmp_path / "absent") is None
+    assert suite.reusable_fault_run(tmp_path / "absent", RECORDS) is None
+    assert suite.reusable_bench_run(tmp_path) is None
+    assert suite.reusable_fault_run(tmp_path, RECORDS) is None
+
+
+def test_a_complete_quick_run_is_reused_beside_a_fault_run(tmp_path: Path) -> None:
+    _fault_run(tmp_path, "f1")
+    run = _bench_run(tmp_path, "r1")
+    assert suite.reusable_bench_run(tmp_path) == run
+
+
+def test_a_bench_run_being_written_or_of_another_matrix_is_not_reused(tmp_path: Path) -> None:
+    _bench_run(tmp_path, "default-run", matrix="default")
+    whole = _bench_run(tmp_path, "r2")
+    whole.rename(tmp_path / "r2.partial")  # every table written, not yet renamed
+    half = _bench_run(tmp_path, "r3")
+    (half / "env.parquet").unlink()  # the env table is written last
+    half.rename(tmp_path / "r3.partial")
+    assert suite.reusable_bench_run(tmp_path) is None
+    assert suite.reusable_bench_run(tmp_path, "default") == tmp_path / "default-run"
+
+
+def test_a_fault_run_being_written_is_not_reused(tmp_path: Path) -> None:
+    (tmp_path / "faults-f0" / "histories").mkdir(parents=True)  # the cells are running
+    renamed_last = _fault_run(tmp_path, "f1")
+    (renamed_last / "faults.parquet").rename(renamed_last / "faults.parquet.partial")
+    assert suite.reusable_fault_run(tmp_path, RECORDS) is None
+
+
+def test_a_fault_run_of_another_size_or_with_cells_missing_is_not_reused(tmp_path: Path) -> None:
+    _fault_run(tmp_path, "f1", records=200)
+    _fault_run(tmp_path, "f2", cells=len(FAULTS) * len(KINDS) - 1)
+    assert suite.reusable_fault_run(tmp_path, RECORDS) is None
+    assert suite.reusable_fault_run(tmp_path, 200) == tmp_path / "faults-f1"
+
+
+def test_of_two_fitting_fault_runs_the_newest_is_reused(tmp_path: Path) -> None:
+    first, second = _fault_run(tmp_path, "f1"), _fault_run(tmp_path, "f2")
+    os.utime(first / "faults.parquet", (2_000_000_000, 2_000_000_000))  # finished after the second
+    os.utime(second / "faults.parquet", (1_000_000_000, 1_000_000_000))
+    assert suite.reusable_fault_run(tmp_path, RECORDS) == first
