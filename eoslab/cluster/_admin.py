@@ -9,6 +9,7 @@ through :mod:`eoslab.protocol`, which encodes them from Kafka's own schemas.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -274,3 +275,21 @@ def partition_views(topology: Topology, topic: str, timeout: float = VIEW_TIMEOU
             if t.get("Name") == topic and t.get("ErrorCode", 0) == 0:
                 views[broker.node_id] = {p["PartitionIndex"]: p["LeaderId"] for p in t["Partitions"]}
     return views
+
+
+def broker_answers(broker: Node, timeout: float = REQUEST) -> None:
+    """The broker's own process answers a Metadata request on its own port (an exception when it does not)."""
+    with KafkaConnection(LOOPBACK, broker.client_port, client_id="eoslab-admin", timeout=timeout) as conn:
+        conn.request("Metadata", None, {"Topics": [], "AllowAutoTopicCreation": False})
+
+
+def serving_report(brokers: Iterable[Node], timeout: float = REQUEST) -> str:
+    """Which brokers answer a Metadata request on their own port right now (a fresh connection each)."""
+    answers = []
+    for b in brokers:
+        try:
+            broker_answers(b, timeout)
+            answers.append(f"{b.name} answers")
+        except Exception as exc:  # the failure is the report
+            answers.append(f"{b.name}: {type(exc).__name__}: {exc}")
+    return "; ".join(answers)

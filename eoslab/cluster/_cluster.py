@@ -16,14 +16,10 @@ import time
 from collections.abc import Iterable
 
 from eoslab._java import first_error_line
-from eoslab._ports import LOOPBACK
 from eoslab._timeouts import (
     BROKER_REGISTER,
     CONNECT_READY,
-    FULL_ISR,
     HEAL,
-    ISR,
-    NEW_LEADER,
     NODE_STOP,
     PROBE,
     READY,
@@ -36,6 +32,7 @@ from eoslab.cluster._admin import (
     Admin,
     PartitionState,
     QuorumState,
+    broker_answers,
     controller_serves,
     describe_quorum,
     find_coordinators,
@@ -44,10 +41,10 @@ from eoslab.cluster._admin import (
 from eoslab.cluster._backend import Backend, NodeStatus
 from eoslab.cluster._docker import DockerBackend
 from eoslab.cluster._local import LocalBackend
+from eoslab.cluster._partition_waits import PartitionWaits
 from eoslab.cluster._seed import ensure_seed
 from eoslab.cluster._startup import PhaseHook
 from eoslab.errors import ClusterNotRunning, ClusterStartError, EoslabError
-from eoslab.protocol import KafkaConnection
 from eoslab.topology import TOPOLOGY, Node, Topology
 
 
@@ -61,7 +58,7 @@ def make_backend(name: str | None = None, topology: Topology = TOPOLOGY) -> Back
     raise EoslabError(f"Unknown backend {name!r}: use EOSLAB_BACKEND=local or EOSLAB_BACKEND=docker.")
 
 
-class Cluster:
+class Cluster(PartitionWaits):
     """3 KRaft controllers + 3 brokers, on whichever backend."""
 
     def __init__(self, backend: Backend | str | None = None) -> None:
@@ -349,8 +346,7 @@ class Cluster:
         def probe() -> bool:
             if not node.is_broker:
                 return controller_serves(node, timeout=PROBE)
-            with KafkaConnection(LOOPBACK, node.client_port, client_id="eoslab-admin", timeout=PROBE) as conn:
-                conn.request("Metadata", None, {"Topics": [], "AllowAutoTopicCreation": False})
+            broker_answers(node, PROBE)
             return node.node_id in self.admin.brokers(timeout=PROBE)
 
         wait_until(
@@ -361,64 +357,6 @@ class Cluster:
             describe=lambda: self._log_tails([node.name]),
             hint=f"A node that cannot start says why in its log: `eoslab logs {node.name}`.",
         )
-
-    def wait_for_new_leader(self, topic: str, partition: int, old_leader: int, timeout: float = NEW_LEADER) -> int:
-        """Wait until ``topic-partition`` has a live leader other than ``old_leader``; return it."""
-
-        def probe() -> int | None:
-            leader = self.leader(topic, partition)
-            return leader if leader not in (-1, old_leader) else None
-
-        # A killed leader is noticed when its session expires (broker.session.timeout.ms = 5 s).
-        leader = wait_until(probe, timeout=timeout, what=f"a new leader for {topic}-{partition} (old: {old_leader})")
-        assert leader is not None
-        return leader
-
-    def wait_for_isr(self, topic: str, partition: int, isr: Iterable[int], timeout: float = ISR) -> None:
-        want = tuple(sorted(isr))
-
-        def probe() -> bool:
-            return tuple(sorted(self.isr(topic, partition))) == want
-
-        wait_until(
-            probe,
-            timeout=timeout,
-            what=f"ISR of {topic}-{partition} to be {list(want)}",
-            describe=lambda: f"now: {self.partition(topic, partition)}",
-        )
-
-    def wait_full_isr(self, timeout: float = FULL_ISR) -> None:
-        """Every partition of every topic has all its replicas in sync."""
-
-        def lagging() -> list[str]:
-            return [
-                f"{p.topic}-{p.partition} isr={list(p.isr)}"
-                for p in self.partitions()
-                if sorted(p.isr) != sorted(p.replicas) or p.leader == -1
-            ]
-
-        def describe() -> str:
-            try:
-                return "lagging: " + ", ".join(lagging()[:5])
-            except Exception as exc:  # no metadata at all: say which broker does not answer, and its log
-                tails = self._log_tails(b.name for b in self.topology.brokers)
-                return f"no metadata ({exc}); {self._serving_report()}\n{tails}"
-
-        wait_until(
-            lambda: not lagging(), timeout=timeout, what="every partition's ISR to be complete", describe=describe
-        )
-
-    def _serving_report(self) -> str:
-        """Which brokers answer a Metadata request on their own port right now (a fresh connection each)."""
-        answers = []
-        for b in self.topology.brokers:
-            try:
-                with KafkaConnection(LOOPBACK, b.client_port, client_id="eoslab-admin", timeout=PROBE) as conn:
-                    conn.request("Metadata", None, {"Topics": [], "AllowAutoTopicCreation": False})
-                answers.append(f"{b.name} answers")
-            except Exception as exc:  # the failure is the report
-                answers.append(f"{b.name}: {type(exc).__name__}: {exc}")
-        return "; ".join(answers)
 
 
 def connect(backend: Backend | str | None = None, *, start: bool = True) -> Cluster:

@@ -12,10 +12,9 @@ from eoslab.demos.kafka17754._librdkafka import (
     Experiment,
     delayed_endtxn,
     delayed_produce,
-    plot,
     send_late_endtxn,
-    window,
 )
+from eoslab.demos.kafka17754._plot import plot, window
 
 __all__ = [
     "Experiment",

@@ -1,0 +1,117 @@
+"""The kit's own InitProducerId client of module 02: requests to a CHOSEN broker, one connection each.
+
+librdkafka sends a non-transactional InitProducerId to a broker of its own choosing; the lesson about which
+broker granted which id sends its own, through the broker's fault-proxy front (the trace records them).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from eoslab._ports import LOOPBACK
+from eoslab._wait import wait_until
+from eoslab.errors import EoslabError
+from eoslab.faults import error_name
+from eoslab.protocol import KafkaConnection
+
+if TYPE_CHECKING:
+    from eoslab.cluster import Cluster
+
+COORDINATOR_LOAD_IN_PROGRESS = 14
+"""What a broker without a block answers while it fetches one from the controller (the client retries)."""
+RETRY_FOR = 15.0
+"""A restarted broker accepts connections after its start (~3 s) and gets a block from the controller
+in one round trip; 15 s covers both on a busy laptop."""
+RETRY_INTERVAL = 0.05
+"""Between retries: the controller's grant takes milliseconds; librdkafka retries about as fast."""
+CONNECTION_TIMEOUT = 15.0
+"""One InitProducerId through the proxy: milliseconds; a broker being restarted can hold it for seconds."""
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One InitProducerId answered: by which broker, which id, after which refusals."""
+
+    broker: int
+    producer_id: int
+    producer_epoch: int
+    refusals: tuple[str, ...] = ()
+    elapsed_ms: float = 0.0
+    at_ms: int = 0  # wall clock of the answer, to line grants up with the metadata log's records
+
+
+@dataclass
+class PidClient:
+    """Raw InitProducerId requests to chosen brokers, through the fault proxy, one connection each."""
+
+    cluster: Cluster
+    client_id: str = "eoslab-pid-ranges"
+    _conns: dict[int, KafkaConnection] = field(default_factory=dict)
+
+    def _conn(self, broker: int) -> KafkaConnection:
+        if broker not in self._conns:
+            node = self.cluster.topology.broker(broker)
+            self._conns[broker] = KafkaConnection(
+                LOOPBACK, node.proxy_front_port, client_id=self.client_id, timeout=CONNECTION_TIMEOUT
+            ).connect()
+        return self._conns[broker]
+
+    def init(self, broker: int, transactional_id: str | None = None, retry_for: float = RETRY_FOR) -> Grant:
+        """InitProducerId to ``broker``; retries COORDINATOR_LOAD_IN_PROGRESS (as a client would)."""
+        body: dict[str, Any] = {
+            "TransactionalId": transactional_id,
+            "TransactionTimeoutMs": 60000,
+            "ProducerId": -1,
+            "ProducerEpoch": -1,
+        }
+        refusals: list[str] = []
+        t0 = time.monotonic()
+
+        def attempt() -> Grant | int | None:
+            """A grant; an error code that no retry cures; or None to try again."""
+            try:
+                resp = self._conn(broker).request("InitProducerId", None, body)
+            except ConnectionError:
+                self._conns.pop(broker, None)  # the broker restarted: a new connection next time
+                raise
+            err: int = resp["ErrorCode"]
+            if err == 0:
+                return Grant(
+                    broker,
+                    resp["ProducerId"],
+                    resp["ProducerEpoch"],
+                    tuple(refusals),
+                    round((time.monotonic() - t0) * 1000, 1),
+                    int(time.time() * 1000),
+                )
+            refusals.append(error_name(err))
+            return None if err == COORDINATOR_LOAD_IN_PROGRESS else err
+
+        answer = wait_until(
+            attempt,
+            timeout=retry_for,
+            interval=RETRY_INTERVAL,
+            what=f"broker {broker} to grant a producer id (InitProducerId)",
+            hint="A broker answers COORDINATOR_LOAD_IN_PROGRESS until the controller granted it a block.",
+        )
+        if isinstance(answer, Grant):
+            return answer
+        assert answer is not None  # wait_until returns only a truthy answer
+        raise EoslabError(f"Broker {broker} refused InitProducerId with {error_name(answer)} ({answer}).")
+
+    def burn(self, broker: int, n: int) -> list[Grant]:
+        """``n`` producer ids from ``broker``, as fast as one connection allows (ids are never reused)."""
+        return [self.init(broker) for _ in range(n)]
+
+    def close(self) -> None:
+        for conn in self._conns.values():
+            conn.close()
+        self._conns.clear()
+
+    def __enter__(self) -> PidClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
