@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from eoslab._ports import LOOPBACK
-from eoslab.errors import EoslabError, UnknownNodeError
+from eoslab.errors import SetupError, UnknownNodeError
 
 KAFKA_VERSION = "4.1.2"
 """The one Apache Kafka release: the local jars (eoslab/_java/kafka/pom.xml) and the image tag."""
@@ -226,7 +226,7 @@ class Topology:
             offset = int(raw)
         except ValueError:
             msg = f"EOSLAB_PORT_OFFSET={raw!r} is not a number: set it to e.g. 1000, or unset it."
-            raise EoslabError(msg) from None
+            raise SetupError(msg) from None
         return cls(port_offset=offset)
 
     @property

@@ -19,6 +19,7 @@ from eoslab._librdkafka import KIT
 from eoslab._ports import LOOPBACK
 from eoslab._timeouts import REQUEST, TOPIC
 from eoslab._wait import wait_until
+from eoslab.errors import ClusterError, ClusterNotRunning
 from eoslab.protocol import KafkaConnection
 from eoslab.topology import Node, Topology
 
@@ -199,7 +200,9 @@ def controller_serves(controller: Node, timeout: float = REQUEST) -> bool:
     just as well that the process is up and serving."""
     err, _ = _ask_quorum(controller, timeout)
     if err not in (0, NOT_LEADER_OR_FOLLOWER):
-        raise RuntimeError(f"DescribeQuorum answered error {err}")
+        raise ClusterError(
+            f"{controller.name} answered DescribeQuorum with error {err}: see `eoslab logs {controller.name}`."
+        )
     return True
 
 
@@ -207,7 +210,9 @@ def describe_quorum(controller: Node, timeout: float = REQUEST) -> QuorumState:
     """The quorum as ``controller`` describes it; only the leader does (others: error 6)."""
     err, part = _ask_quorum(controller, timeout)
     if err:
-        raise RuntimeError(f"DescribeQuorum answered error {err}")
+        raise ClusterError(
+            f"{controller.name} answered DescribeQuorum with error {err}: see `eoslab logs {controller.name}`."
+        )
     return QuorumState(
         leader_id=part["LeaderId"],
         leader_epoch=part["LeaderEpoch"],
@@ -237,7 +242,7 @@ def unfenced_brokers(topology: Topology, timeout: float = REQUEST) -> list[int]:
             errors.append(f"{broker.name}: DescribeCluster answered error {resp['ErrorCode']}")
             continue
         return sorted(b["BrokerId"] for b in resp["Brokers"])
-    raise ConnectionError("no broker answered DescribeCluster (" + "; ".join(errors) + ")")
+    raise ClusterNotRunning("No broker answered DescribeCluster (" + "; ".join(errors) + "): is the cluster up?")
 
 
 def find_coordinators(

@@ -14,6 +14,7 @@ import eoslab
 from eoslab._ports import LOOPBACK
 from eoslab._timeouts import HEAL
 from eoslab.cluster._admin import describe_quorum
+from eoslab.errors import ClusterError
 from eoslab.faults import ensure_proxy
 from eoslab.protocol import KafkaConnection
 from eoslab.topology import DEMO_TOPIC, TOPOLOGY
@@ -187,7 +188,7 @@ def test_a_restarted_follower_controller_counts_as_serving(healed):
     follower = next(c for c in cluster.topology.controllers if c.node_id != leader)
     cluster.stop(follower)
     cluster.start(follower)  # wait=True: returns once the follower answers (a WaitTimeout otherwise)
-    with pytest.raises(RuntimeError, match="error 6"):
+    with pytest.raises(ClusterError, match="error 6"):
         describe_quorum(follower, timeout=5)
     assert cluster.quorum().voters == (101, 102, 103)
 

@@ -89,6 +89,22 @@ def test_a_torn_last_line_is_dropped_and_kept_aside(tmp_path):
     assert h.torn_tail == to_json(EVENTS[0])[:17]
 
 
+@pytest.mark.parametrize(
+    "line,why",
+    [
+        ('{"kind": "polled"', "not JSON"),
+        ("[1, 2]", "not a JSON object"),
+        ('{"kind": "launched", "process": "p", "time": 1}', "its kind is none of"),
+        ('{"kind": "polled", "process": "p", "time": 1}', "wrong fields for kind 'polled': KeyError"),
+        ('{"kind": "aborted", "process": "p", "time": 1, "txn": 1, "colour": "red"}', "wrong fields for kind 'aborted': TypeError"),
+    ],
+)
+def test_a_line_that_is_no_event_is_a_history_format_error(line, why):
+    """A library function refuses with the kit's error, never a bare ValueError/KeyError/TypeError."""
+    with pytest.raises(HistoryFormatError, match=f"^Not a history event \\({why}.*HistoryWriter wrote"):
+        from_json(line)
+
+
 def test_a_whole_last_event_without_its_newline_is_kept(tmp_path):
     path = tmp_path / "p.jsonl"
     path.write_text(to_json(EVENTS[0]) + "\n" + to_json(EVENTS[1]))
