@@ -260,8 +260,7 @@ class Topology:
 
     def bootstrap_servers(self, proxied: bool = False, host: str = LOOPBACK) -> str:
         """Client bootstrap list: direct, or through the fault proxy."""
-        port = (lambda b: b.proxy_front_port) if proxied else (lambda b: b.client_port)
-        return ",".join(f"{host}:{port(b)}" for b in self.brokers)
+        return ",".join(f"{host}:{b.proxy_front_port if proxied else b.client_port}" for b in self.brokers)
 
     def all_ports(self) -> dict[int, str]:
         """Every port the cluster and its proxy bind, and who binds it."""

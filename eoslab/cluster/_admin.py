@@ -181,7 +181,7 @@ class Admin:
 NOT_LEADER_OR_FOLLOWER = 6
 
 
-def _ask_quorum(controller: Node, timeout: float) -> tuple[int, dict]:
+def _ask_quorum(controller: Node, timeout: float) -> tuple[int, dict[str, Any]]:
     """DescribeQuorum (api key 55) asked of one controller directly (KIP-919 lets it answer); returns the
     error code and the partition's answer."""
     with KafkaConnection(LOOPBACK, controller.controller_port, client_id="eoslab-admin", timeout=timeout) as conn:

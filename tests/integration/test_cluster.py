@@ -118,7 +118,8 @@ def test_min_isr_is_real(healed, topic_name):
         assert err is not None, f"an acks=all write was acknowledged with ISR=[1]: {errors}"
         if err.code() == KafkaError.NOT_ENOUGH_REPLICAS:
             break
-    assert errors[-1].code() == KafkaError.NOT_ENOUGH_REPLICAS == 19, errors
+    last = errors[-1]
+    assert last is not None and last.code() == KafkaError.NOT_ENOUGH_REPLICAS == 19, errors
 
 
 @pytest.mark.destructive

@@ -114,13 +114,15 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     found, state, stack = [], dict.fromkeys(edges, 0), []
 
     def visit(node: str) -> None:
-        state[node], _ = 1, stack.append(node)
+        state[node] = 1
+        stack.append(node)
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt, 0) == 0:
                 visit(nxt)
             elif state.get(nxt) == 1:
                 found.append([*stack[stack.index(nxt) :], nxt])
-        state[node], _ = 2, stack.pop()
+        state[node] = 2
+        stack.pop()
 
     for node in sorted(edges):
         if state[node] == 0:
