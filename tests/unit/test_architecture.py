@@ -168,6 +168,26 @@ def test_every_part_has_a_place_in_the_layers():
     assert set(RANK) - parts == set(), "LAYERS names a part that no longer exists"
 
 
+def _drawn_layers() -> list[tuple[str, ...]]:
+    """The rows of the table under "## The layers" in docs/architecture.md: its parts, in order."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    section = text[text.index("## The layers") :]
+    section = section[: section.index("\n## ", 1)]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].isdigit():
+            assert int(cells[0]) == len(rows), f"docs/architecture.md numbers its layer rows 0, 1, 2 ...: {line}"
+            rows.append(tuple(c.strip().strip("`") for c in cells[1].split(",")))
+    return rows
+
+
+def test_the_documented_layers_are_the_checked_ones():
+    """docs/architecture.md is the ten-minute picture; a part missing from it there is a part a newcomer
+    does not know where to put (``_image`` was)."""
+    assert _drawn_layers() == LAYERS
+
+
 def test_no_import_circle():
     assert cycles(graph()) == []
 
