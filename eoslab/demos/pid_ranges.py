@@ -113,10 +113,7 @@ class PidClient:
         if isinstance(answer, Grant):
             return answer
         assert answer is not None  # wait_until returns only a truthy answer
-        raise ClusterError(
-            f"Broker {broker} refused InitProducerId with {error_name(answer)} ({answer}): "
-            "run eoslab.heal(cluster), then ask again."
-        )
+        raise ClusterError(f"Broker {broker} refused InitProducerId with {error_name(answer)} ({answer}).")
 
     def burn(self, broker: int, n: int) -> list[Grant]:
         """``n`` producer ids from ``broker``, as fast as one connection allows (ids are never reused)."""
@@ -192,10 +189,7 @@ def next_block(blocks: list[ins.ProducerIdBlock], broker: int, last_id: int) -> 
     mine = _grants_to(blocks, broker)
     holding = [b for b in mine if last_id in b]
     if not holding:
-        raise ClusterError(
-            f"No block granted to broker {broker} holds producer id {last_id}: "
-            "pass the blocks read (ins.producer_id_blocks) after that id was handed out."
-        )
+        raise ClusterError(f"No block granted to broker {broker} holds producer id {last_id}.")
     current = holding[-1]
     if last_id + 1 < current.next_producer_id:
         return current
@@ -229,10 +223,7 @@ def position(
     mine = _grants_to(list(ins.producer_id_blocks(cluster)) if blocks is None else blocks, broker)
     holding = [b for b in mine if last in b]
     if not holding:
-        raise ClusterError(
-            f"Broker {broker} handed out {last}, but no ProducerIdsRecord grants it a block holding it: "
-            "the metadata log read lags the grant, ask again."
-        )
+        raise ClusterError(f"Broker {broker} handed out {last}, but no ProducerIdsRecord grants it a block holding it.")
     block = holding[-1]
     later = [b for b in mine if b.first_producer_id >= block.next_producer_id]
     return Position(broker, last, block, later[0] if later else None)
