@@ -193,5 +193,6 @@ def seed_input(cluster: Cluster, topic: str, values: list[str]) -> None:
         p.produce(topic, v.encode(), partition=0)
     if p.flush(30):
         raise ClientError(
-            f"The input records to {topic} were not acknowledged in 30 s: run eoslab.heal(cluster), then the cell again."
+            f"The input records to {topic} were not acknowledged in 30 s: "
+            "run eoslab.heal(cluster), then the cell again."
         )
