@@ -132,7 +132,7 @@ def peek_correlation_id(frame: Buffer) -> int:
         raise ProtocolError(f"a response frame of {len(frame)} bytes is too short for a correlation id.") from None
 
 
-def _frame(parts: list[Buffer]) -> bytes:
+def _frame(parts: list[bytes]) -> bytes:
     size = sum(map(len, parts))
     parts.insert(0, _SIZE.pack(size))
     return b"".join(parts)
@@ -168,7 +168,7 @@ def encode_request(
     }
     if header_tagged_fields:
         header[UNKNOWN_TAGGED_FIELDS] = header_tagged_fields
-    parts: list[Buffer] = []
+    parts: list[bytes] = []
     plan.header.encode(header, parts)
     plan.body.encode(body, parts)
     return _frame(parts)
@@ -202,7 +202,7 @@ def encode_response(
     """A response frame, size prefix included (what a broker, or a fake one, sends)."""
     s = _schemas(schemas)
     plan = _plan(s, s.api_key(api), version, False)
-    parts: list[Buffer] = []
+    parts: list[bytes] = []
     plan.header.encode({"CorrelationId": correlation_id}, parts)
     plan.body.encode(body, parts)
     return _frame(parts)

@@ -173,7 +173,7 @@ def _drawn_layers() -> list[tuple[str, ...]]:
     text = (PACKAGE.parent / "docs" / "architecture.md").read_text()
     section = text[text.index("## The layers") :]
     section = section[: section.index("\n## ", 1)]
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) >= 3 and cells[0].isdigit():
