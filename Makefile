@@ -104,7 +104,7 @@ image: $(STAMP)  ## build the local Kafka image eoslab/kafka (no registry; root:
 lint: $(STAMP)  ## ruff format --check + ruff + mypy (tests/unit/test_lint.py runs the same in `make test`)
 	$(BIN)/ruff format --check eoslab tests conftest.py tools
 	$(BIN)/ruff check eoslab tests conftest.py tools
-	$(BIN)/mypy eoslab
+	$(BIN)/mypy eoslab tests conftest.py tools
 
 strip: $(STAMP)  ## strip outputs from every notebook before committing
 	$(BIN)/nbstripout --keep-id notebooks/*.ipynb labs/*.ipynb solutions/*.ipynb 2>/dev/null || true  # --keep-id: issues and grading name cells by id

@@ -15,10 +15,14 @@ from eoslab._heal import heal
 from eoslab._version import __version__
 from eoslab.cluster import Cluster, NodeStatus, PartitionState, QuorumState, connect
 from eoslab.errors import (
+    ClientError,
+    ClusterError,
     ClusterNotRunning,
     ClusterStartError,
     DataDirError,
+    DataError,
     EoslabError,
+    GradingError,
     PortInUseError,
     SetupError,
     UnknownNodeError,
@@ -27,12 +31,16 @@ from eoslab.errors import (
 from eoslab.topology import DEMO_TOPIC, KAFKA_VERSION, TOPOLOGY, Topology
 
 __all__ = [
+    "ClientError",
     "Cluster",
+    "ClusterError",
     "ClusterNotRunning",
     "ClusterStartError",
     "DEMO_TOPIC",
     "DataDirError",
+    "DataError",
     "EoslabError",
+    "GradingError",
     "KAFKA_VERSION",
     "NodeStatus",
     "PartitionState",

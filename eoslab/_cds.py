@@ -54,9 +54,7 @@ def archive_path(classpath: str) -> Path:
 def _exercise(bootstrap: str) -> None:
     """Load the classes of the paths the course uses: create a topic, a transaction, a consume."""
     from confluent_kafka import Consumer, Producer
-
-    # NewTopic is re-exported by confluent_kafka.admin without an __all__: mypy --strict needs telling
-    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+    from confluent_kafka.admin import AdminClient, NewTopic
 
     common: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": KIT}
     admin = AdminClient(common)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from eoslab import _procs
+from eoslab.errors import ClientError
 
 C = TypeVar("C", bound="LineChild")
 
@@ -35,7 +36,7 @@ class LineChild:
     """
 
     what = "The child process"
-    error: type[Exception] = RuntimeError
+    error: type[Exception] = ClientError
 
     def __init__(self, name: str) -> None:
         self.name = name

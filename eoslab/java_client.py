@@ -34,7 +34,7 @@ from typing import Any
 from eoslab import _procs
 from eoslab._linechild import LineChild
 from eoslab._paths import PACKAGE_DIR, cache_dir, clients_dir
-from eoslab.errors import EoslabError, SetupError
+from eoslab.errors import ClientError, SetupError
 
 SOURCE = PACKAGE_DIR / "_java" / "txnclient" / "TxnClient.java"
 CALL_TIMEOUT = 90.0  # above the Java client's own max.block.ms (60 s) and delivery.timeout.ms (120 s is its default;
@@ -58,7 +58,7 @@ def end_java_producers() -> list[int]:
     return _procs.end_pid_files(pid_dir(), expect=MAIN_CLASS)
 
 
-class JavaClientError(EoslabError):
+class JavaClientError(ClientError):
     """The Java producer's child process failed, or did not answer."""
 
 

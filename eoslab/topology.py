@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from eoslab._ports import LOOPBACK
-from eoslab.errors import EoslabError, UnknownNodeError
+from eoslab.errors import SetupError, UnknownNodeError
 
 KAFKA_VERSION = "4.1.2"
 """The one Apache Kafka release: the local jars (eoslab/_java/kafka/pom.xml) and the image tag."""
@@ -226,7 +226,7 @@ class Topology:
             offset = int(raw)
         except ValueError:
             msg = f"EOSLAB_PORT_OFFSET={raw!r} is not a number: set it to e.g. 1000, or unset it."
-            raise EoslabError(msg) from None
+            raise SetupError(msg) from None
         return cls(port_offset=offset)
 
     @property
@@ -260,8 +260,7 @@ class Topology:
 
     def bootstrap_servers(self, proxied: bool = False, host: str = LOOPBACK) -> str:
         """Client bootstrap list: direct, or through the fault proxy."""
-        port = (lambda b: b.proxy_front_port) if proxied else (lambda b: b.client_port)
-        return ",".join(f"{host}:{port(b)}" for b in self.brokers)
+        return ",".join(f"{host}:{b.proxy_front_port if proxied else b.client_port}" for b in self.brokers)
 
     def all_ports(self) -> dict[int, str]:
         """Every port the cluster and its proxy bind, and who binds it."""

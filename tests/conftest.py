@@ -20,9 +20,9 @@ import pytest
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 os.environ.setdefault("TC_HOST", "127.0.0.1")
 
-import eoslab  # noqa: E402
-from eoslab.cluster import Cluster  # noqa: E402
-from eoslab.topology import TOPOLOGY, Topology  # noqa: E402
+import eoslab
+from eoslab.cluster import Cluster
+from eoslab.topology import TOPOLOGY, Topology
 
 DOCKER_OFFSET_STEP = 500
 """The docker test cluster's ports = the local cluster's + 500: no port of one equals a port of the other

@@ -11,7 +11,7 @@ Spark's Kafka source); published figures to compare with; the takeaways a run su
 
 from eoslab.analysis._audit import audit_frames, audit_topic, read_topic, topic_values
 from eoslab.analysis._faults import audit_outputs, fault_matrix, load_faults, plot_fault_matrix
-from eoslab.analysis._load import NoRunsError, Runs, load_runs, run_index
+from eoslab.analysis._load import Runs, load_runs, run_index
 from eoslab.analysis._metrics import e2e_by_commit_interval, latency_percentiles, overhead_spread
 from eoslab.analysis._plots import plot_e2e_vs_commit, plot_latency, plot_overhead, plot_throughput
 from eoslab.analysis._published import PUBLISHED, Published, compare
@@ -29,6 +29,7 @@ from eoslab.analysis._rounds import (
 from eoslab.analysis._selfbench import analyse_all, bench_analyse
 from eoslab.analysis._session import spark_session
 from eoslab.analysis._synthetic import generate_class, generate_run
+from eoslab.runs import NoRunsError
 
 __all__ = [
     "NoRunsError",

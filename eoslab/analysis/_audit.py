@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from eoslab.errors import EoslabError
+from eoslab.errors import DataError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -27,9 +27,7 @@ def read_topic(spark: SparkSession, bootstrap: str, topic: str, isolation: str |
     """A batch read of the whole topic, with the isolation level set explicitly (Spark's default,
     like Java's, is read_uncommitted); ``None`` leaves ``kafka.isolation.level`` unset, to show that default."""
     if isolation is not None and isolation not in ISOLATIONS:
-        raise EoslabError(
-            f"isolation={isolation!r}: use read_committed, read_uncommitted, or None for Spark's default."
-        )
+        raise DataError(f"isolation={isolation!r}: use read_committed, read_uncommitted, or None for Spark's default.")
     reader = (
         spark.read.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap)

@@ -13,8 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from eoslab.analysis._load import NoRunsError
-from eoslab.errors import EoslabError
+from eoslab.runs import NoRunsError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,7 +80,7 @@ def audit_outputs(
     from pyspark.sql import functions as F
 
     if not topics:
-        raise EoslabError("No output topics to audit: run the matrix first.")
+        raise NoRunsError("No output topics to audit: run the matrix first (`eoslab bench faults`).")
     raw = (
         spark.read.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap)

@@ -12,15 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from eoslab.errors import EoslabError
-from eoslab.runs import require_format, run_folders
+from eoslab.runs import NoRunsError, require_format, run_folders
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-
-class NoRunsError(EoslabError):
-    """A runs folder without a single complete run."""
 
 
 @dataclass

@@ -22,6 +22,7 @@ from eoslab.analysis._published import PUBLISHED
 from eoslab.analysis._rounds import kit_vs_java, overhead, resolvable, throughput, transactions
 from eoslab.bench.producers import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE
 from eoslab.bench.targets import HARNESS_VS_JAVA_RATIO
+from eoslab.errors import DataError
 from eoslab.runs import BASELINE
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def _one_run(runs: Runs, run: str | None) -> tuple[str, Runs]:
     names = [r["run"] for r in runs.env.orderBy("started_at", "run").select("run").collect()]
     chosen = run if run is not None else names[-1]
     if chosen not in names:
-        raise ValueError(f"no run {chosen!r}: the runs are {', '.join(names)}")
+        raise DataError(f"There is no run {chosen!r}: choose one of {', '.join(names)}.")
 
     def only(df: Any) -> Any:
         return df.where(F.col("run") == chosen)

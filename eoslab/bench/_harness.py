@@ -30,7 +30,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 
 from eoslab._librdkafka import BENCH
 from eoslab._timeouts import CLIENT_CALL, CLIENT_DRAIN
-from eoslab.errors import EoslabError
+from eoslab.errors import ClientError
 from eoslab.runs import Workload
 
 HEADER = struct.Struct(">qq")  # send time (ns since the epoch), sequence number
@@ -44,7 +44,7 @@ CATCH_UP = 15.0
 data being readable; 15 s covers a consumer still joining on a busy laptop."""
 
 
-class BenchError(EoslabError):
+class BenchError(ClientError):
     """A benchmark phase failed (delivery errors, a stuck consumer, a tool that failed)."""
 
 

@@ -10,12 +10,14 @@ from eoslab.cluster._cluster import Cluster, connect, make_backend
 from eoslab.cluster._docker import DockerBackend, compose_file, docker_available
 from eoslab.cluster._local import LocalBackend
 from eoslab.cluster._startup import PHASES, NodeStart, PhaseHook, StartMarks, node_start
+from eoslab.errors import KafkaToolError
 
 __all__ = [
     "Admin",
     "Backend",
     "Cluster",
     "DockerBackend",
+    "KafkaToolError",
     "LocalBackend",
     "NodeStart",
     "NodeStatus",

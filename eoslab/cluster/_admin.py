@@ -20,6 +20,7 @@ from eoslab._librdkafka import KIT
 from eoslab._ports import LOOPBACK
 from eoslab._timeouts import REQUEST, TOPIC
 from eoslab._wait import wait_until
+from eoslab.errors import ClusterError, ClusterNotRunning
 from eoslab.protocol import KafkaConnection
 from eoslab.topology import Node, Topology
 
@@ -181,7 +182,7 @@ class Admin:
 NOT_LEADER_OR_FOLLOWER = 6
 
 
-def _ask_quorum(controller: Node, timeout: float) -> tuple[int, dict]:
+def _ask_quorum(controller: Node, timeout: float) -> tuple[int, dict[str, Any]]:
     """DescribeQuorum (api key 55) asked of one controller directly (KIP-919 lets it answer); returns the
     error code and the partition's answer."""
     with KafkaConnection(LOOPBACK, controller.controller_port, client_id="eoslab-admin", timeout=timeout) as conn:
@@ -200,7 +201,9 @@ def controller_serves(controller: Node, timeout: float = REQUEST) -> bool:
     just as well that the process is up and serving."""
     err, _ = _ask_quorum(controller, timeout)
     if err not in (0, NOT_LEADER_OR_FOLLOWER):
-        raise RuntimeError(f"DescribeQuorum answered error {err}")
+        raise ClusterError(
+            f"{controller.name} answered DescribeQuorum with error {err}: see `eoslab logs {controller.name}`."
+        )
     return True
 
 
@@ -208,7 +211,9 @@ def describe_quorum(controller: Node, timeout: float = REQUEST) -> QuorumState:
     """The quorum as ``controller`` describes it; only the leader does (others: error 6)."""
     err, part = _ask_quorum(controller, timeout)
     if err:
-        raise RuntimeError(f"DescribeQuorum answered error {err}")
+        raise ClusterError(
+            f"{controller.name} answered DescribeQuorum with error {err}: see `eoslab logs {controller.name}`."
+        )
     return QuorumState(
         leader_id=part["LeaderId"],
         leader_epoch=part["LeaderEpoch"],
@@ -238,7 +243,7 @@ def unfenced_brokers(topology: Topology, timeout: float = REQUEST) -> list[int]:
             errors.append(f"{broker.name}: DescribeCluster answered error {resp['ErrorCode']}")
             continue
         return sorted(b["BrokerId"] for b in resp["Brokers"])
-    raise ConnectionError("no broker answered DescribeCluster (" + "; ".join(errors) + ")")
+    raise ClusterNotRunning("No broker answered DescribeCluster (" + "; ".join(errors) + "): is the cluster up?")
 
 
 def find_coordinators(
@@ -290,6 +295,6 @@ def serving_report(brokers: Iterable[Node], timeout: float = REQUEST) -> str:
         try:
             broker_answers(b, timeout)
             answers.append(f"{b.name} answers")
-        except Exception as exc:  # the failure is the report
+        except Exception as exc:  # noqa: BLE001 - the failure is the report
             answers.append(f"{b.name}: {type(exc).__name__}: {exc}")
     return "; ".join(answers)

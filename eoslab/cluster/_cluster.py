@@ -44,7 +44,7 @@ from eoslab.cluster._local import LocalBackend
 from eoslab.cluster._partition_waits import PartitionWaits
 from eoslab.cluster._seed import ensure_seed
 from eoslab.cluster._startup import PhaseHook
-from eoslab.errors import ClusterNotRunning, ClusterStartError, EoslabError
+from eoslab.errors import ClusterError, ClusterNotRunning, ClusterStartError, KafkaToolError, SetupError
 from eoslab.topology import TOPOLOGY, Node, Topology
 
 
@@ -55,7 +55,7 @@ def make_backend(name: str | None = None, topology: Topology = TOPOLOGY) -> Back
         return LocalBackend(topology)
     if name == "docker":
         return DockerBackend(topology)
-    raise EoslabError(f"Unknown backend {name!r}: use EOSLAB_BACKEND=local or EOSLAB_BACKEND=docker.")
+    raise SetupError(f"Unknown backend {name!r}: use EOSLAB_BACKEND=local or EOSLAB_BACKEND=docker.")
 
 
 class Cluster(PartitionWaits):
@@ -222,7 +222,7 @@ class Cluster(PartitionWaits):
         target = self.topology.node(node) if node else None
         proc = self.backend.run_tool(tool, argv, node=target, timeout=timeout)
         if proc.returncode != 0:
-            raise EoslabError(f"kafka {tool} {' '.join(args)} failed: {first_error_line(proc.stderr + proc.stdout)}")
+            raise KafkaToolError(f"kafka {tool} {' '.join(args)} failed: {first_error_line(proc.stderr + proc.stdout)}")
         return proc.stdout
 
     # -- what Kafka says --------------------------------------------------------
@@ -246,7 +246,9 @@ class Cluster(PartitionWaits):
         for p in self.admin.partitions(topic):
             if p.partition == partition:
                 return p
-        raise EoslabError(f"Topic {topic!r} has no partition {partition}.")
+        raise ClusterError(
+            f"Topic {topic!r} has no partition {partition}: cluster.partitions({topic!r}) lists its partitions."
+        )
 
     def leader(self, topic: str, partition: int) -> int:
         return self.partition(topic, partition).leader

@@ -36,7 +36,7 @@ from eoslab._timeouts import NODE_STOP, TOOL
 from eoslab.cluster._backend import TOOLS, NodeStatus
 from eoslab.cluster._docker_checks import check_image, check_ports, docker_available, exited_reason, parse_ps
 from eoslab.cluster._startup import PhaseHook
-from eoslab.errors import ClusterStartError, EoslabError, SetupError
+from eoslab.errors import ClusterError, ClusterStartError, EoslabError, PartitionFolderMissing, SetupError
 from eoslab.topology import TOPOLOGY, Node, Topology
 
 __all__ = ["DockerBackend", "compose_file", "docker_available"]
@@ -144,7 +144,7 @@ class DockerBackend:
         proc = self._run([*self._base(), *args], timeout)
         if check and proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise EoslabError(f"`docker compose {' '.join(args)}` failed: {last}")
+            raise ClusterError(f"`docker compose {' '.join(args)}` failed: {last}")
         return proc
 
     # -- lifecycle ----------------------------------------------------------------
@@ -183,7 +183,9 @@ class DockerBackend:
             err = err.decode(errors="replace")
         if err:
             last = (err.strip().splitlines() or ["(no output)"])[-1]
-            raise EoslabError(f"`docker compose up` failed ({last}): see `docker compose logs`, then retry.") from None
+            raise ClusterStartError(
+                f"`docker compose up` failed ({last}): see `docker compose logs`, then retry."
+            ) from None
 
     def down(self, timeout: float = NODE_STOP) -> None:
         if self._on_down is not None:
@@ -277,7 +279,7 @@ class DockerBackend:
             [*self._base(), "exec", "-T", node.name, "sh", "-c", script, "sh", f"{CONTAINER_DATA_DIR}/{folder}"], 60
         )
         if proc.returncode != 0:
-            raise EoslabError(
+            raise PartitionFolderMissing(
                 f"{node.name} has no folder {folder} in {CONTAINER_DATA_DIR}: "
                 "check the topic and partition, and that this broker holds a replica."
             )

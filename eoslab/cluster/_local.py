@@ -36,7 +36,7 @@ from eoslab._timeouts import NODE_STOP, READY, TOOL
 from eoslab._wait import wait_until
 from eoslab.cluster._backend import TOOLS, NodeStatus
 from eoslab.cluster._startup import PhaseHook, marker_line
-from eoslab.errors import ClusterStartError, DataDirError, EoslabError
+from eoslab.errors import ClusterNotRunning, ClusterStartError, DataDirError, PartitionFolderMissing
 from eoslab.topology import (
     JVM_HEAP,
     TOOL_JVM_FLAGS,
@@ -289,7 +289,7 @@ class LocalBackend:
     def _require(self, node: Node) -> psutil.Process:
         proc = self._process(node)
         if proc is None:
-            raise EoslabError(f"{node.name} is not running: start it with `eoslab start {node.name}`.")
+            raise ClusterNotRunning(f"{node.name} is not running: start it with `eoslab start {node.name}`.")
         return proc
 
     def down(self, timeout: float = NODE_STOP) -> None:
@@ -324,7 +324,7 @@ class LocalBackend:
     def list_files(self, node: Node, folder: str) -> list[tuple[str, int]]:
         path = self.host_data_path(node) / folder
         if not path.is_dir():
-            raise EoslabError(
+            raise PartitionFolderMissing(
                 f"{node.name} has no folder {folder} in {self.host_data_path(node)}: "
                 "check the topic and partition, and that this broker holds a replica."
             )

@@ -62,7 +62,7 @@ class PartitionWaits:
         def describe() -> str:
             try:
                 return "lagging: " + ", ".join(lagging()[:5])
-            except Exception as exc:  # no metadata at all: say which broker does not answer, and its log
+            except Exception as exc:  # noqa: BLE001 - no metadata at all: which broker answers, its log
                 tails = self._log_tails(b.name for b in self.topology.brokers)
                 return f"no metadata ({exc}); {serving_report(self.topology.brokers, PROBE)}\n{tails}"
 

@@ -13,7 +13,7 @@ from confluent_kafka import KafkaException
 from eoslab._timeouts import SEED
 from eoslab._wait import wait_until
 from eoslab.cluster._admin import Admin, partition_views
-from eoslab.errors import EoslabError
+from eoslab.errors import ClusterError, EoslabError
 from eoslab.topology import DEMO_PARTITION_LEADERS, DEMO_TOPIC
 
 
@@ -64,7 +64,7 @@ def check_seed(admin: Admin, timeout: float = SEED) -> None:
     except EoslabError:
         parts = admin.partitions(DEMO_TOPIC)
         seen = ", ".join(f"partition {p.partition}: leader {p.leader}, replicas {list(p.replicas)}" for p in parts)
-        raise EoslabError(
+        raise ClusterError(
             f"Topic {DEMO_TOPIC!r} is not arranged as the course needs ({seen}; want leaders "
             f"{DEMO_PARTITION_LEADERS} and replicas {want}): run `eoslab heal`, or delete the topic "
             "and run `eoslab up` to recreate it."

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from eoslab.errors import EoslabError
+from eoslab.errors import SetupError
 
 LEARNER_EXCLUDES = ("solutions/", "tests/", ".ci/")
 """Not in the learner's copy: the solutions, and the tests (they hold the answers and wrong answers)."""
@@ -142,7 +142,7 @@ def build_wheels(requirements: list[str], dest: Path, python: str = sys.executab
         proc.wait()
     if proc.returncode != 0:
         tail = "".join(lines[-12:])
-        raise EoslabError(f"pip could not build the wheels (is the package index reachable?):\n{tail}")
+        raise SetupError(f"pip could not build the wheels (is the package index reachable?):\n{tail}")
 
 
 def bundle_jars(dest: Path) -> dict[str, int]:
@@ -164,7 +164,7 @@ def bundle_jars(dest: Path) -> dict[str, int]:
         folder.mkdir(parents=True, exist_ok=True)
         names = [Path(j).name for j in jars]
         if len(set(names)) != len(names):
-            raise EoslabError(f"Two jars of {name} share a file name: the bundle cannot hold them side by side.")
+            raise SetupError(f"Two jars of {name} share a file name: the bundle cannot hold them side by side.")
         for j in jars:
             shutil.copy2(j, folder / Path(j).name)
         (folder / _jars.BUNDLE_LIST).write_text("\n".join(names) + "\n")
@@ -178,14 +178,14 @@ def save_docker_images(images: list[str], dest: Path) -> list[str]:
         return []
     docker = shutil.which("docker")
     if docker is None:
-        raise EoslabError("--docker-image needs the docker command: install Docker, or pack without the image.")
+        raise SetupError("--docker-image needs the docker command: install Docker, or pack without the image.")
     dest.mkdir(parents=True, exist_ok=True)
     saved = []
     for image in images:
         tar = dest / (re.sub(r"[^\w.-]+", "_", image) + ".tar")
         proc = subprocess.run([docker, "save", "-o", str(tar), image], capture_output=True, text=True)
         if proc.returncode != 0:
-            raise EoslabError(
+            raise SetupError(
                 f"docker save {image} failed ({proc.stderr.strip()[:200]}): build or pull the image first."
             )
         saved.append(image)
@@ -202,7 +202,7 @@ def load_docker_images(offline: Path, docker: str | None = None) -> list[str]:
     for tar in tars:
         proc = subprocess.run([docker, "load", "-i", str(tar)], capture_output=True, text=True)
         if proc.returncode != 0:
-            raise EoslabError(f"docker load -i {tar} failed ({proc.stderr.strip()[:200]}): is Docker running?")
+            raise SetupError(f"docker load -i {tar} failed ({proc.stderr.strip()[:200]}): is Docker running?")
         loaded.append(tar.name)
     return loaded
 
@@ -222,10 +222,10 @@ def pack(
     learner, instructor = dest / "learner", dest / "instructor"
     for d in (learner, instructor):
         if d.exists() and any(d.iterdir()):
-            raise EoslabError(f"{d} is not empty: give a new folder (or delete it) so old files cannot mix in.")
+            raise SetupError(f"{d} is not empty: give a new folder (or delete it) so old files cannot mix in.")
     drifted = generate_labs(root, check=True)
     if drifted:
-        raise EoslabError(f"labs differ from their solutions ({', '.join(map(str, drifted))}): run `eoslab labs`.")
+        raise SetupError(f"labs differ from their solutions ({', '.join(map(str, drifted))}): run `eoslab labs`.")
     seconds: dict[str, float] = {}
     t = time.monotonic()
     files = course_files(root)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from eoslab._ports import LOOPBACK
 from eoslab._wait import wait_until
-from eoslab.errors import EoslabError
+from eoslab.errors import ClusterError
 from eoslab.faults import error_name
 from eoslab.protocol import KafkaConnection
 
@@ -99,7 +99,7 @@ class PidClient:
         if isinstance(answer, Grant):
             return answer
         assert answer is not None  # wait_until returns only a truthy answer
-        raise EoslabError(f"Broker {broker} refused InitProducerId with {error_name(answer)} ({answer}).")
+        raise ClusterError(f"Broker {broker} refused InitProducerId with {error_name(answer)} ({answer}).")
 
     def burn(self, broker: int, n: int) -> list[Grant]:
         """``n`` producer ids from ``broker``, as fast as one connection allows (ids are never reused)."""

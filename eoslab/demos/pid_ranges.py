@@ -21,11 +21,9 @@ from eoslab import inspect as ins
 from eoslab._heal import heal
 from eoslab._timeouts import CLIENT_CALL
 from eoslab._wait import wait_until
-from eoslab.demos._pid_client import (
-    Grant,
-    PidClient,
-)
-from eoslab.errors import EoslabError
+from eoslab.demos._pid_client import Grant as Grant  # re-exported: lab 02's checks and the notebook use it
+from eoslab.demos._pid_client import PidClient as PidClient
+from eoslab.errors import ClusterError
 from eoslab.inspect import PRODUCER_ID_BLOCK_SIZE
 
 if TYPE_CHECKING:
@@ -92,7 +90,7 @@ def next_block(blocks: list[ins.ProducerIdBlock], broker: int, last_id: int) -> 
     mine = _grants_to(blocks, broker)
     holding = [b for b in mine if last_id in b]
     if not holding:
-        raise EoslabError(f"No block granted to broker {broker} holds producer id {last_id}.")
+        raise ClusterError(f"No block granted to broker {broker} holds producer id {last_id}.")
     current = holding[-1]
     if last_id + 1 < current.next_producer_id:
         return current
@@ -126,7 +124,7 @@ def position(
     mine = _grants_to(list(ins.producer_id_blocks(cluster)) if blocks is None else blocks, broker)
     holding = [b for b in mine if last in b]
     if not holding:
-        raise EoslabError(f"Broker {broker} handed out {last}, but no ProducerIdsRecord grants it a block holding it.")
+        raise ClusterError(f"Broker {broker} handed out {last}, but no ProducerIdsRecord grants it a block holding it.")
     block = holding[-1]
     later = [b for b in mine if b.first_producer_id >= block.next_producer_id]
     return Position(broker, last, block, later[0] if later else None)

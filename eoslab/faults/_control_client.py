@@ -56,7 +56,7 @@ class ControlClient:
             headers={"Content-Type": "application/json"},
         )
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 - loopback only
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # loopback only
                 return json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             try:

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from eoslab.errors import EoslabError
+from eoslab.errors import GradingError
 
 GRADE_LOG_ENV = "EOSLAB_GRADE_LOG"
 
 
-class CheckFailed(EoslabError):
+class CheckFailed(GradingError):
     """A graded check did not pass; the message says what was seen, what was expected, and a hint."""
 
 

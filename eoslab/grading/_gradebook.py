@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eoslab.errors import EoslabError
+from eoslab.errors import EoslabError, GradingError
 from eoslab.grading._report import CELL_TIMEOUT, grade_notebook
 
 NOTEBOOK_LIMIT = 900.0
@@ -24,10 +24,10 @@ NOTEBOOK_LIMIT = 900.0
 
 def _learners(root: Path) -> list[Path]:
     if not root.is_dir():
-        raise EoslabError(f"{root} is not a folder: give the folder that holds one sub-folder per learner.")
+        raise GradingError(f"{root} is not a folder: give the folder that holds one sub-folder per learner.")
     folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not folders:
-        raise EoslabError(f"{root} has no learner folders: put each learner's labs in {root}/<learner>/.")
+        raise GradingError(f"{root} has no learner folders: put each learner's labs in {root}/<learner>/.")
     return folders
 
 

@@ -30,7 +30,7 @@ from eoslab._wait import wait_until
 from eoslab.clients import producer
 from eoslab.cluster import Cluster
 from eoslab.demos.pipeline import FENCED_EVENT, PipelineProcess, origin_of
-from eoslab.errors import EoslabError
+from eoslab.errors import GradingError
 from eoslab.history import Aborted, Assigned, Committed, Polled, Verdict, check, read_both, read_final, read_history
 
 ASSIGNMENT = [[1, 2, 3], [2, 3, 1]]
@@ -54,7 +54,7 @@ waiting: a processor that keeps sending old group metadata aborts every transact
 GROUP_ERRORS = ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID")
 
 
-class CellFailed(EoslabError):
+class CellFailed(GradingError):
     """The loop did not get through a cell: the sentence says what the processes did."""
 
 
@@ -170,7 +170,7 @@ def wait_paused(p: PipelineProcess, spec: str) -> None:
     """Until ``p`` (started with ``pause_at=spec``) stopped itself there; a sentence if it never does."""
     try:
         p.wait_paused()
-    except Exception as e:  # noqa: BLE001 - it exited, or never sent that batch
+    except Exception as e:  # it exited, or never sent that batch
         n = spec.split(":")[1]
         if not p.running:
             raise CellFailed(
@@ -245,7 +245,7 @@ class Cell:
             wait_until(done, timeout=timeout, what=f"cell {self.name}: every input committed", fatal=(CellFailed,))
         except CellFailed:
             raise
-        except Exception as e:  # noqa: BLE001 - the wait's own timeout, said in the learner's terms
+        except Exception as e:  # the wait's own timeout, said in the learner's terms
             raise CellFailed(
                 f"the group had not committed every input after {timeout:.0f} s ({watch.lag()} left): your "
                 f"processor stopped making progress (its last words: {tail(watch)})"
@@ -278,7 +278,7 @@ class Cell:
         for t in (self.input, self.output):
             try:
                 self.cluster.admin.delete_topic(t)
-            except Exception:  # noqa: BLE001, S110 - a topic left behind costs nothing; the verdict matters
+            except Exception:  # noqa: BLE001 - a topic left behind costs nothing; the verdict matters
                 pass
 
 

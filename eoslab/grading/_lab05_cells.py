@@ -59,7 +59,7 @@ def crash(cluster: Cluster, loop: str, folder: Path) -> Outcome:
             p.start(die_at=spec)
             try:
                 code = p.wait_exit()
-            except Exception as e:  # noqa: BLE001 - it never got there
+            except Exception as e:  # it never got there
                 raise CellFailed(
                     f"the crash was set for batch {spec.split(':')[1]} once {call}, and your processor never "
                     f"got there in 30 s ({tail(p)})"
@@ -98,7 +98,7 @@ def abort(cluster: Cluster, loop: str, folder: Path) -> Outcome:
             wait_until(aborted, timeout=FIRST_ABORT, what="the processor to abort", fatal=(CellFailed,))
         except CellFailed:
             raise
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise CellFailed(
                 f"the output of input {poison} was refused (MESSAGE_TOO_LARGE) and your processor did not abort the "
                 f"transaction within {FIRST_ABORT:.0f} s ({tail(p)})"

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from eoslab.errors import EoslabError
+from eoslab.errors import GradingError
 
 BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
 END = re.compile(r"^\s*### END SOLUTION\s*$")
@@ -45,14 +45,14 @@ def strip_solution(source: str) -> str:
                 stubs.append(indent + s.group(1))
             i += 1
         if i == len(lines):
-            raise EoslabError("A '### BEGIN SOLUTION' has no '### END SOLUTION': close the region.")
+            raise GradingError("A '### BEGIN SOLUTION' has no '### END SOLUTION': close the region.")
         out.extend(stubs or [indent + "# TODO: your code here"])
         i += 1
     return "\n".join(out)
 
 
 def lab_from_solution(nb: dict[str, Any]) -> dict[str, Any]:
-    lab = json.loads(json.dumps(nb))
+    lab: dict[str, Any] = json.loads(json.dumps(nb))
     for cell in lab["cells"]:
         src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         cell["source"] = strip_solution(src)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from eoslab._version import __version__
-from eoslab.errors import EoslabError
+from eoslab.errors import EoslabError, GradingError
 from eoslab.grading._checks import GRADE_LOG_ENV
 from eoslab.grading._nbval_plugin import OUTCOMES_ENV
 
@@ -108,7 +108,7 @@ def _run_nbval(path: Path, outcomes: Path, log: Path, cell_timeout: int, timeout
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)  # pytest and its kernel: a hung notebook costs its learner only
         proc.communicate()
-        raise EoslabError(f"{path.name} did not finish within {timeout:g} s: it was stopped and scores 0.") from None
+        raise GradingError(f"{path.name} did not finish within {timeout:g} s: it was stopped and scores 0.") from None
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -159,14 +159,14 @@ def grade_notebook(
     """Run ``path`` under nbval and score it; write ``<name>.report.json`` beside it."""
     path = Path(path).resolve()
     if not path.is_file():
-        raise EoslabError(f"There is no notebook {path}: give the path of a lab, e.g. labs/lab01_idempotence.ipynb.")
+        raise GradingError(f"There is no notebook {path}: give the path of a lab, e.g. labs/lab01_idempotence.ipynb.")
     raw = path.read_bytes()
     try:
         nb = json.loads(raw)
     except ValueError as exc:
-        raise EoslabError(f"{path.name} is not a valid notebook ({exc}): restore it from the lab folder.") from None
+        raise GradingError(f"{path.name} is not a valid notebook ({exc}): restore it from the lab folder.") from None
     if not graded_cells(nb):
-        raise EoslabError(f"{path.name} has no graded cells: is it a lab notebook?")
+        raise GradingError(f"{path.name} has no graded cells: is it a lab notebook?")
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="eoslab-grade-") as tmp:
         outcomes_file, log_file = Path(tmp) / "outcomes.jsonl", Path(tmp) / "verdicts.jsonl"

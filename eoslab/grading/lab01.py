@@ -18,7 +18,7 @@ from eoslab.cluster import Cluster
 from eoslab.demos import idempotent as demo
 from eoslab.faults import Proxy, demo_producer_config
 from eoslab.grading import _lab01_cases as cases
-from eoslab.grading._checks import Verdict, guarded, verdict
+from eoslab.grading._checks import CheckFailed, Verdict, guarded, verdict
 
 WORDS = ("apple", "birch", "cedar", "delta", "ember", "fjord", "grove", "heron", "inlet", "juniper", "kelp", "larch")
 """Record values of the duplicate scenario (each run draws its own, suffixed with the run id)."""
@@ -38,7 +38,9 @@ def check_survives_ack_loss(cluster: Cluster, conf: dict[str, Any]) -> Verdict:
     ``bootstrap.servers``) or asks for no acknowledgement (``acks=0``) never loses one.
     """
     if not isinstance(conf, dict):
-        raise TypeError(f"conf must be a dict of librdkafka settings, not {type(conf).__name__}")
+        raise CheckFailed(
+            f"conf must be a dict of librdkafka settings, not a {type(conf).__name__}: fix the TODO cell above."
+        )
     proxy = Proxy.connect(cluster)
     topic = _topic(cluster, "ackloss")
     cid = f"lab01-t1-{uuid.uuid4().hex[:6]}"

@@ -16,10 +16,10 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeAlias
 
-from eoslab.errors import EoslabError
+from eoslab.errors import DataError
 
 
-class HistoryFormatError(EoslabError):
+class HistoryFormatError(DataError):
     """A history or final-read file that is not what the recorder writes."""
 
 
@@ -129,7 +129,7 @@ class Aborted:
 Event: TypeAlias = Assigned | Polled | Sent | Committed | Aborted
 """Every kind of event a history holds."""
 
-KINDS: dict[str, type] = {c.kind: c for c in (Assigned, Polled, Sent, Committed, Aborted)}  # type: ignore[attr-defined]
+KINDS: dict[str, type[Event]] = {c.kind: c for c in (Assigned, Polled, Sent, Committed, Aborted)}
 
 
 def to_json(event: Event) -> str:
@@ -142,13 +142,32 @@ def _position(raw: Any) -> Position | None:
 
 
 def from_json(line: str) -> Event:
-    """The event a line of a history file holds; a line that is not one raises ``ValueError``."""
-    raw = json.loads(line)
+    """The event a line of a history file holds; a line that is not one raises :class:`HistoryFormatError`."""
+    event = decode(line)
+    if isinstance(event, str):
+        raise HistoryFormatError(f"Not a history event ({event}): give a line that HistoryWriter wrote.")
+    return event
+
+
+def decode(line: str) -> Event | str:
+    """The event a line holds, or why it holds none (``read_history`` words the error, with the line's
+    number; a torn last line is no error)."""
+    try:
+        raw = json.loads(line)
+    except ValueError as e:
+        return f"not JSON: {e}"
     if not isinstance(raw, dict):
-        raise ValueError("not a JSON object")
+        return "not a JSON object"
     cls = KINDS.get(raw.pop("kind", None))
     if cls is None:
-        raise ValueError(f"unknown kind; expected one of {sorted(KINDS)}")
+        return f"its kind is none of {sorted(KINDS)}"
+    try:
+        return _event(cls, raw)
+    except (KeyError, TypeError, ValueError) as e:
+        return f"wrong fields for kind {cls.kind!r}: {e!r}"
+
+
+def _event(cls: type[Event], raw: dict[str, Any]) -> Event:
     if cls is Polled:
         raw["at"] = _position(raw["at"])
     elif cls is Sent:
@@ -158,7 +177,4 @@ def from_json(line: str) -> Event:
     elif cls is Assigned:
         raw["partitions"] = tuple((str(t), int(p)) for t, p in raw["partitions"])
         raw["offsets"] = tuple(_position(p) for p in raw.get("offsets", ()))
-    try:
-        return cls(**raw)  # type: ignore[no-any-return]
-    except TypeError as e:
-        raise ValueError(str(e)) from None
+    return cls(**raw)

@@ -26,7 +26,7 @@ from eoslab.history._events import (
     Polled,
     Position,
     Sent,
-    from_json,
+    decode,
     text,
     to_json,
 )
@@ -69,19 +69,21 @@ def read_history(path: str | os.PathLike[str]) -> History:
         if not raw.strip():
             continue
         try:
-            events.append(from_json(raw.decode("utf-8")))
-        except (ValueError, UnicodeDecodeError, KeyError) as e:
+            event = decode(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            event = str(e)
+        if isinstance(event, str):
             raise HistoryFormatError(
-                f"{path} line {number} is not a history event ({e}): only its last line may be torn, "
+                f"{path} line {number} is not a history event ({event}): only its last line may be torn, "
                 "so this file was edited or written by something else than eoslab.history.HistoryWriter."
-            ) from None
+            )
+        events.append(event)
     torn = last.decode("utf-8", "replace") if last.strip() else None
     if torn is not None:
-        try:  # a complete event without its newline (killed between the two) is still an event
-            events.append(from_json(torn))
+        tail = decode(torn)  # a complete event without its newline (killed between the two) is still an event
+        if not isinstance(tail, str):
+            events.append(tail)
             torn = None
-        except (ValueError, KeyError):
-            pass
     return History(events, path=path, torn_tail=torn)
 
 

@@ -25,7 +25,8 @@ files in one call, sealed segments cached. Where a Python API answers
 (ListOffsets, FindCoordinator, librdkafka statistics) no JVM starts.
 """
 
-from eoslab.inspect._batches import PartitionFolderMissing, batches, batches_of, partition_files, records_frame
+from eoslab.errors import PartitionFolderMissing
+from eoslab.inspect._batches import batches, batches_of, partition_files, records_frame
 from eoslab.inspect._client_view import ClientEos, ClientLog, ObservedProducer, acquired_pids, observed_producer
 from eoslab.inspect._cluster_views import cluster_mermaid, partition_folder, status_frame
 from eoslab.inspect._coordinators import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from eoslab.errors import EoslabError
+from eoslab.errors import PartitionFolderMissing
 from eoslab.inspect._dumplog import Batch
 from eoslab.inspect._dumptool import dump, dump_per_node, list_folder
 from eoslab.inspect._table import Rows
@@ -20,10 +20,6 @@ if TYPE_CHECKING:
 
     from eoslab.cluster import Cluster
     from eoslab.topology import Node
-
-
-class PartitionFolderMissing(EoslabError):
-    """The partition has no folder on that broker (no such partition, or not a replica there)."""
 
 
 def broker_node(cluster: Cluster, broker: int | str | None, topic: str, partition: int) -> Node:

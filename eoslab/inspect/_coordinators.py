@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import eoslab.cluster  # find_coordinators looked up at call time: a test counts the round trips
-from eoslab.errors import EoslabError
+from eoslab.errors import ClusterError
 from eoslab.inspect._table import Rows
 from eoslab.topology import OFFSETS_PARTITIONS, TXN_STATE_PARTITIONS
 
@@ -81,7 +81,7 @@ def predict_coordinators(cluster: Cluster, keys: list[str], kind: Kind = "transa
     leaders = {p.partition: p.leader for p in cluster.partitions(topic)}
     n = _PARTITIONS[kind]
     if len(leaders) != n:
-        raise EoslabError(f"{topic} has {len(leaders)} partitions, not {n}: was the topology changed?")
+        raise ClusterError(f"{topic} has {len(leaders)} partitions, not {n}: was the topology changed?")
     rows = []
     for k in keys:
         part = coordinator_partition(k, n)
@@ -114,7 +114,7 @@ def coordinator(cluster: Cluster, key: str, kind: Kind = "transaction") -> Coord
 
 def _topic(kind: str) -> str:
     if kind not in _TOPIC:
-        raise EoslabError(
+        raise ClusterError(
             f"Unknown coordinator kind {kind!r}: use 'transaction' (transactional ids) or 'group' (consumer group ids)."
         )
     return _TOPIC[kind]

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from eoslab.errors import DataError
+
 _TOKEN = re.compile(r"(\w+): (\S+)")
 _JSON_PART = re.compile(r"^ (\w+):? (?=[{\[])")  # "LeaderChange: {..}" and "SnapshotHeader {..}"
 
@@ -151,7 +153,7 @@ def _parse_record(line: str) -> Record:
     body = line[2:]
     head, sep, rest = body.partition(" headerKeys: [")
     if not sep:
-        raise ValueError(f"no headerKeys in record line: {line!r}")
+        raise DataError(f"DumpLogSegments printed a record line without headerKeys: {line!r}.")
     hk_text, _, rest = rest.partition("]")
     tok = dict(_TOKEN.findall(head))
     ts_name = next((k for k in tok if k.endswith("Time")), None)

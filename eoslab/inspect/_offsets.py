@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from eoslab.errors import EoslabError
+from eoslab.errors import ClusterError
 from eoslab.inspect._table import Rows
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def _ask(client: Any, tps: list[Any], spec: Any, isolation: Any, timeout: float)
                 if (err.retriable() or err.code() in _TRANSIENT) and time.monotonic() < deadline:
                     again.append(tp)
                     continue
-                raise EoslabError(
+                raise ClusterError(
                     f"ListOffsets for {tp.topic}-{tp.partition} failed: {err.str()}. "
                     "Check the topic exists and its leader is up (cluster.partitions())."
                 ) from None

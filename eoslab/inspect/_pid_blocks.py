@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from eoslab.errors import EoslabError
+from eoslab.errors import ClusterError
 from eoslab.inspect._dumplog import DumpedFile
 from eoslab.inspect._dumptool import dump, list_folder
 from eoslab.inspect._table import Rows
@@ -114,14 +114,14 @@ def producer_id_blocks(
     else:
         node = cluster.topology.node(controller)
         if node.is_broker:
-            raise EoslabError(
+            raise ClusterError(
                 f"{node.name} is a broker: producer-id grants are read from a controller's "
                 "metadata log; pass controller='controller-1' (or 2, 3)."
             )
     names = list_folder(cluster, node, METADATA_FOLDER) or []
     wanted = [n for n in names if n.endswith(".log") or (include_snapshots and n.endswith(".checkpoint"))]
     if not wanted:
-        raise EoslabError(
+        raise ClusterError(
             f"{node.name} has no {METADATA_FOLDER} folder with segments: is it a controller "
             "of this cluster, and was the cluster started?"
         )

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from eoslab.errors import EoslabError
+from eoslab.errors import ClusterError, KafkaToolError
 from eoslab.inspect._batches import partition_files
 from eoslab.inspect._cli_table import opt_int, parse_tsv
 from eoslab.inspect._coordinators import coordinator_partition
@@ -43,7 +43,7 @@ TXN_STATES = (
 """``transactionStatus`` byte -> name, as ``kafka-transactions.sh`` spells the states."""
 
 
-class TransactionNotFound(EoslabError):
+class TransactionNotFound(ClusterError):
     """The coordinator does not know that transactional id."""
 
 
@@ -117,7 +117,9 @@ def parse_list(text: str) -> list[TransactionListing]:
 def parse_describe(text: str) -> TransactionDescription:
     rows = parse_tsv(text)
     if not rows:
-        raise ValueError("describe printed no row")
+        raise KafkaToolError(
+            "`kafka-transactions describe` printed no row: list the known ids with ins.list_transactions(cluster)."
+        )
     r = rows[0]
     return TransactionDescription(
         transactional_id=r["TransactionalId"],
@@ -144,7 +146,7 @@ def describe_transaction(cluster: Cluster, transactional_id: str) -> Transaction
         out = cluster.tool(
             "transactions", "--bootstrap-server", "{bootstrap}", "describe", "--transactional-id", transactional_id
         )
-    except EoslabError as exc:
+    except KafkaToolError as exc:
         if "could not be found" in str(exc) or "TransactionalIdNotFound" in str(exc):
             raise TransactionNotFound(
                 f"No coordinator knows transactional id {transactional_id!r}: it never ran init_transactions(), "

@@ -11,7 +11,7 @@ from typing import Any
 from eoslab.protocol._codec import compile_message
 from eoslab.protocol._defaults import default_schemas
 from eoslab.protocol._errors import KafkaConnectionError, ProtocolError, UnsupportedApiError
-from eoslab.protocol._frames import API_VERSIONS_KEY, decode_response, encode_request
+from eoslab.protocol._frames import API_VERSIONS_KEY, Response, decode_response, encode_request
 from eoslab.protocol._schema import Schemas
 
 __all__ = ["KafkaConnection"]
@@ -146,7 +146,7 @@ class KafkaConnection:
             )
         return response.body
 
-    def _decode(self, data: bytes, key: int, version: int) -> Any:
+    def _decode(self, data: bytes, key: int, version: int) -> Response:
         try:
             return decode_response(data, key, version, schemas=self.schemas)
         except ProtocolError:

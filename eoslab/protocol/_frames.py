@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, NamedTuple
 
-from eoslab.protocol._codec import UNKNOWN_TAGGED_FIELDS, Buffer, CompiledStruct, compile_message
+from eoslab.protocol._codec import UNKNOWN_TAGGED_FIELDS, CompiledStruct, compile_message
 from eoslab.protocol._defaults import default_schemas
 from eoslab.protocol._errors import ProtocolError, UnsupportedApiError
 from eoslab.protocol._schema import MessageSpec, Schemas
+from eoslab.protocol._wire import Buffer
 
 __all__ = [
     "Request",
@@ -131,7 +132,7 @@ def peek_correlation_id(frame: Buffer) -> int:
         raise ProtocolError(f"a response frame of {len(frame)} bytes is too short for a correlation id.") from None
 
 
-def _frame(parts: list) -> bytes:
+def _frame(parts: list[bytes]) -> bytes:
     size = sum(map(len, parts))
     parts.insert(0, _SIZE.pack(size))
     return b"".join(parts)
@@ -167,7 +168,7 @@ def encode_request(
     }
     if header_tagged_fields:
         header[UNKNOWN_TAGGED_FIELDS] = header_tagged_fields
-    parts: list = []
+    parts: list[bytes] = []
     plan.header.encode(header, parts)
     plan.body.encode(body, parts)
     return _frame(parts)
@@ -201,7 +202,7 @@ def encode_response(
     """A response frame, size prefix included (what a broker, or a fake one, sends)."""
     s = _schemas(schemas)
     plan = _plan(s, s.api_key(api), version, False)
-    parts: list = []
+    parts: list[bytes] = []
     plan.header.encode({"CorrelationId": correlation_id}, parts)
     plan.body.encode(body, parts)
     return _frame(parts)

@@ -16,7 +16,7 @@ from typing import Any
 
 Buffer = bytes | bytearray | memoryview
 Reader = Callable[[Buffer, int], tuple[Any, int]]
-Writer = Callable[[Any, list], None]
+Writer = Callable[[Any, list[bytes]], None]
 
 FIXED = {
     "bool": "?",
@@ -110,7 +110,7 @@ def fixed(code: str) -> tuple[Reader, Writer]:
     def read(buf: Buffer, off: int) -> tuple[Any, int]:
         return unpack(buf, off)[0], off + size
 
-    def write(v: Any, out: list) -> None:
+    def write(v: Any, out: list[bytes]) -> None:
         out.append(pack(v))
 
     return read, write
@@ -121,7 +121,7 @@ def read_uuid(buf: Buffer, off: int) -> tuple[Any, int]:
     return uuid.UUID(bytes=bytes(buf[start:end])), end
 
 
-def write_uuid(v: Any, out: list) -> None:
+def write_uuid(v: Any, out: list[bytes]) -> None:
     out.append(uuid_bytes(v))
 
 
@@ -176,7 +176,7 @@ def string(compact: bool, nullable: bool) -> tuple[Reader, Writer]:
             raise Malformed(f"string of {n} bytes runs past the end ({len(buf) - off} left)")
         return str(buf[off:end], "utf-8"), end
 
-    def write(v: Any, out: list) -> None:
+    def write(v: Any, out: list[bytes]) -> None:
         if v is None:
             out.append(_null_bytes(compact, False, nullable, "string"))
             return
@@ -208,14 +208,14 @@ def bytes_(compact: bool, nullable: bool) -> tuple[Reader, Writer]:
             raise Malformed(f"bytes of {n} bytes run past the end ({len(buf) - off} left)")
         return bytes(buf[off:end]), end
 
-    def write(v: Any, out: list) -> None:
+    def write(v: Any, out: list[bytes]) -> None:
         if v is None:
             out.append(_null_bytes(compact, True, nullable, "bytes"))
             return
         if not isinstance(v, (bytes, bytearray, memoryview)):
             raise TypeError(f"expected bytes, got {type(v).__name__}")
         out.append(prefix(len(v)))
-        out.append(v)
+        out.append(bytes(v))  # the same object when v is bytes (no copy)
 
     return read, write
 
@@ -250,7 +250,7 @@ def array(compact: bool, nullable: bool, elem_type: str, elem_codec: tuple[Reade
             items.append(item)
         return items, off
 
-    def write(v: Any, out: list) -> None:
+    def write(v: Any, out: list[bytes]) -> None:
         if v is None:
             out.append(_null_bytes(compact, True, nullable, "array"))
             return
@@ -282,7 +282,7 @@ def nullable_struct(read_struct: Reader, write_struct: Writer, marker_varint: bo
             off += 1
         return read_struct(buf, off)
 
-    def write(v: Any, out: list) -> None:
+    def write(v: Any, out: list[bytes]) -> None:
         if v is None:
             out.append(null)
         else:

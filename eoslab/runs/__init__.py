@@ -21,7 +21,16 @@ from eoslab.runs._env import describe_machine, fingerprint
 from eoslab.runs._faults import FAULT_COLUMNS, FAULTS_TABLE, fault_run_folders, read_faults, write_faults_run
 from eoslab.runs._folders import RUNS_ENV, new_run_id, run_folders, runs_dir
 from eoslab.runs._rows import summary_row
-from eoslab.runs._schema import COLUMNS, FORMAT, NOT_IN_ROUNDS, TABLES, RunsFormatError, require_format, run_format
+from eoslab.runs._schema import (
+    COLUMNS,
+    FORMAT,
+    NOT_IN_ROUNDS,
+    TABLES,
+    NoRunsError,
+    RunsFormatError,
+    require_format,
+    run_format,
+)
 from eoslab.runs._tables import read_table, write_run
 from eoslab.runs._workloads import (
     BASELINE,
@@ -48,6 +57,7 @@ __all__ = [
     "MODES",
     "Matrix",
     "NOT_IN_ROUNDS",
+    "NoRunsError",
     "PEERS",
     "RUNS_ENV",
     "RunsFormatError",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eoslab.runs._folders import runs_dir
-from eoslab.runs._schema import RunsFormatError, check_columns
+from eoslab.runs._schema import NoRunsError, RunsFormatError, check_columns
 from eoslab.runs._tables import concat_table
 
 if TYPE_CHECKING:
@@ -73,5 +73,5 @@ def read_faults(root: str | Path | None = None) -> pd.DataFrame:
     base = runs_dir(root)
     folders = fault_run_folders(base)
     if not folders:
-        raise FileNotFoundError(f"no faults runs under {base}: run `eoslab bench faults` first")
+        raise NoRunsError(f"No faults runs under {base}: run `eoslab bench faults` first.")
     return concat_table(base, folders, FAULTS_TABLE)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eoslab.errors import EoslabError
+from eoslab.errors import DataError
 
 FORMAT = 2
 """The runs format this kit writes and reads (``env.format``; runs without it are format 1)."""
@@ -91,8 +91,16 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
-class RunsFormatError(EoslabError):
+class RunsFormatError(DataError):
     """A run that does not follow the runs format (a table or a column missing, or an older format)."""
+
+
+class NoRunsError(DataError, FileNotFoundError):
+    """A runs folder without a single complete run (also a ``FileNotFoundError``, which the readers of
+    ``eoslab.runs`` raised before)."""
+
+    def __str__(self) -> str:  # OSError would prefix an errno
+        return str(self.args[0]) if self.args else ""
 
 
 def check_columns(table: str, columns: list[str]) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eoslab.runs._folders import run_folders, runs_dir
-from eoslab.runs._schema import check_columns, require_format
+from eoslab.runs._schema import NoRunsError, check_columns, require_format
 
 if TYPE_CHECKING:  # pandas is imported when a table is read or written: `import eoslab.runs` stays light
     import pandas as pd
@@ -59,7 +59,7 @@ def read_table(name: str, root: str | Path | None = None) -> pd.DataFrame:
     base = runs_dir(root)
     folders = run_folders(base)
     if not folders:
-        raise FileNotFoundError(f"no runs under {base}: run the Setup cell first")
+        raise NoRunsError(f"No runs under {base}: run the Setup cell first.")
     require_format(folders)
     return concat_table(base, folders, name)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from eoslab.errors import EoslabError
+from eoslab.errors import DataError
 
 MODES = ("acks1", "acks_all", "idempotent", "transactional")
 BASELINE = "acks_all"
@@ -31,7 +31,7 @@ every mode that has a Java equivalent."""
 EOS_PEERS = ("acks_all", "idempotent", "txn_100ms")
 
 
-class WorkloadError(EoslabError):
+class WorkloadError(DataError):
     """A workload or matrix that cannot be run as given."""
 
 

@@ -146,7 +146,7 @@ def lab(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         time.sleep(0.2)
 
 
-def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+def pytest_terminal_summary(terminalreporter) -> None:
     shots = sorted(ARTIFACTS.glob("*.png")) if ARTIFACTS.is_dir() else []
     if shots:
         terminalreporter.write_line(f"browser test screenshots ({len(shots)}): {ARTIFACTS}")

@@ -1,7 +1,7 @@
 """Timing in tests on a shared 2-core machine: an upper bound scales with a baseline measured in the
 same test, under the same load.
 
-How the suite bounds time (docs/testing.md says why):
+How the suite bounds time (docs/reliability.md, "How the suite keeps time honest", says why):
 
 - a LOWER bound that comes from configuration (a delay a rule injects, a client's timeout) stays as it
   is: a slow machine cannot break it;

@@ -14,6 +14,7 @@ import eoslab
 from eoslab._ports import LOOPBACK
 from eoslab._timeouts import HEAL
 from eoslab.cluster._admin import describe_quorum
+from eoslab.errors import ClusterError
 from eoslab.faults import ensure_proxy
 from eoslab.protocol import KafkaConnection
 from eoslab.topology import DEMO_TOPIC, TOPOLOGY
@@ -117,7 +118,8 @@ def test_min_isr_is_real(healed, topic_name):
         assert err is not None, f"an acks=all write was acknowledged with ISR=[1]: {errors}"
         if err.code() == KafkaError.NOT_ENOUGH_REPLICAS:
             break
-    assert errors[-1].code() == KafkaError.NOT_ENOUGH_REPLICAS == 19, errors
+    last = errors[-1]
+    assert last is not None and last.code() == KafkaError.NOT_ENOUGH_REPLICAS == 19, errors
 
 
 @pytest.mark.destructive
@@ -187,7 +189,7 @@ def test_a_restarted_follower_controller_counts_as_serving(healed):
     follower = next(c for c in cluster.topology.controllers if c.node_id != leader)
     cluster.stop(follower)
     cluster.start(follower)  # wait=True: returns once the follower answers (a WaitTimeout otherwise)
-    with pytest.raises(RuntimeError, match="error 6"):
+    with pytest.raises(ClusterError, match="error 6"):
         describe_quorum(follower, timeout=5)
     assert cluster.quorum().voters == (101, 102, 103)
 

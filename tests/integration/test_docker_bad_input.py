@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import uuid
+from typing import Any
 
 import pytest
 import yaml
@@ -70,7 +71,8 @@ def test_a_port_published_by_a_container_is_named_with_the_container(docker_imag
     blocker = (
         DockerContainer(docker_image).with_command(["sleep", "600"]).with_name(f"port-blocker-{uuid.uuid4().hex[:6]}")
     )
-    blocker.ports[f"{port}/tcp"] = ("127.0.0.1", port)
+    ports: dict[str, Any] = blocker.ports  # docker-py binds (address, port); testcontainers types only a port
+    ports[f"{port}/tcp"] = ("127.0.0.1", port)
     blocker.start()
     try:
         err = one_sentence(eoslab_up(topo, tmp_path, EOSLAB_KAFKA_IMAGE=docker_image))

@@ -20,7 +20,7 @@ def test_killed_broker_closes_the_proxied_connection_at_once(healed):
     front = cluster.topology.broker(3).proxy_front_port
     conn = KafkaConnection("127.0.0.1", front, client_id="kill-test").connect()
     assert conn.api_versions()  # the connection works end to end before the kill
-    sock = conn._sock  # noqa: SLF001 - we watch the very socket the proxy must close
+    sock = conn._sock  # we watch the very socket the proxy must close
     assert sock is not None
     # The baseline: a full round trip through the proxy to a live broker (more work than relaying a close).
     with KafkaConnection("127.0.0.1", cluster.topology.broker(1).proxy_front_port, client_id="kill-base") as live:

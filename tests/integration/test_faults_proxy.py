@@ -49,7 +49,12 @@ def test_raw_init_producer_id_goes_to_the_chosen_broker_and_is_traced(proxy):
             return answer if answer["ErrorCode"] != 14 else None  # 14: retry, as clients do
 
         answer = wait_until(grant, timeout=15, interval=0.1, what=f"broker {broker} to grant a producer id")
-        assert answer["ErrorCode"] == 0 and answer["ProducerId"] >= 0 and answer["ProducerEpoch"] == 0
+        assert (
+            answer is not None
+            and answer["ErrorCode"] == 0
+            and answer["ProducerId"] >= 0
+            and answer["ProducerEpoch"] == 0
+        )
     rows = [r for r in proxy.trace(client_id=cid, api="InitProducerId") if r["response"]["error"] == "NONE"]
     assert [r["broker"] for r in rows] == [2, 3]
     refused = [r for r in proxy.trace(client_id=cid, api="InitProducerId") if r["response"]["error"] != "NONE"]

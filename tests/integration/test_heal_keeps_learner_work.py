@@ -6,6 +6,7 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,8 @@ import eoslab
 from eoslab import clients
 
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive]
+
+EARLIEST: dict[str, Any] = {"auto.offset.reset": "earliest"}  # a consumer setting, passed as **conf
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,14 +25,14 @@ def _digests(paths: list[Path]) -> dict[str, str]:
 
 
 def _read_all(cluster, topic: str, n: int) -> list[str]:
-    c = clients.consumer(cluster, f"g-{topic}", isolation="read_committed", **{"auto.offset.reset": "earliest"})
+    c = clients.consumer(cluster, f"g-{topic}", isolation="read_committed", **EARLIEST)
     c.subscribe([topic])
     got: list[str] = []
     deadline = time.monotonic() + 60
     while len(got) < n and time.monotonic() < deadline:
         msg = c.poll(1.0)
         if msg is not None and not msg.error():
-            got.append(msg.value().decode())
+            got.append((msg.value() or b"").decode())
     c.close()
     return got
 

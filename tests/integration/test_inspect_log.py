@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 from confluent_kafka import Producer
@@ -72,7 +73,7 @@ def test_idempotent_batches_carry_pid_epoch_and_sequence_non_idempotent_carry_mi
         return got if len(got) == 3 else None
 
     on_follower = wait_until(follower_caught_up, timeout=15, what=f"broker 3's copy of {topic}-0")
-    assert [(b.position, b.producer_id, b.base_sequence, b.size) for b in on_follower] == [
+    assert on_follower is not None and [(b.position, b.producer_id, b.base_sequence, b.size) for b in on_follower] == [
         (b.position, b.producer_id, b.base_sequence, b.size) for b in on_leader
     ]
 
@@ -130,7 +131,8 @@ def test_pids_that_producers_received_lie_in_granted_blocks(cluster, topic):
         assert block is not None, f"{kind} PID {view.producer_id} is in no granted block: {spans}"
     # A transactional producer's PID comes from its coordinator, out of that broker's own block.
     coordinator = ins.coordinator(cluster, txid).reported
-    assert ins.block_of(views["transactional"].producer_id, grants).broker_id == coordinator
+    block = ins.block_of(views["transactional"].producer_id, grants)
+    assert block is not None and block.broker_id == coordinator
 
 
 def test_missing_partition_folder_is_a_sentence(cluster, dropped):
@@ -148,7 +150,12 @@ def test_unchanged_segments_are_read_from_the_cache(cluster, topic, monkeypatch)
     first = ins.batches(cluster, topic, 0, records=True)
     calls: list[tuple[str, ...]] = []
     real = cluster.tool
-    monkeypatch.setattr(cluster, "tool", lambda *a, **kw: calls.append(a) or real(*a, **kw))
+
+    def counted(*a: str, **kw: Any) -> str:
+        calls.append(a)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(cluster, "tool", counted)
     assert ins.batches(cluster, topic, 0, records=True) == first
     assert calls == [], "an unchanged segment must not start a JVM again"
     _produce(p, topic, 1)  # the active segment changes: size and mtime differ, so it is read again

@@ -54,12 +54,15 @@ def test_lso_stays_behind_the_high_watermark_until_the_commit_markers(cluster, t
     assert [(s.producer_id, s.current_txn_start_offset) for s in producers] == [(p.eos().producer_id, 0)]
 
     p.commit_transaction(30)
+
+    def closed() -> ins.PartitionOffsets | None:
+        o = ins.partition_offsets(cluster, topic, 0)
+        return o if o.open_gap == 0 else None
+
     done = wait_until(
-        lambda: (o := ins.partition_offsets(cluster, topic, 0)).open_gap == 0 and o,
-        timeout=MARKER_WAIT,
-        what=f"the LSO of {topic}-0 to reach the high watermark after commit",
+        closed, timeout=MARKER_WAIT, what=f"the LSO of {topic}-0 to reach the high watermark after commit"
     )
-    assert (done.high_watermark, done.last_stable) == (4, 4)  # the COMMIT marker took offset 3
+    assert done is not None and (done.high_watermark, done.last_stable) == (4, 4)  # the COMMIT marker took offset 3
 
 
 def test_commit_and_abort_markers_on_disk_and_the_state_history(cluster, two_partitions):
@@ -82,6 +85,7 @@ def test_commit_and_abort_markers_on_disk_and_the_state_history(cluster, two_par
         return h if h and h[-1].state == "CompleteAbort" else None
 
     hist = wait_until(history, timeout=MARKER_WAIT, what=f"CompleteAbort of {txid} in __transaction_state")
+    assert hist is not None
     # librdkafka speaks the original protocol (no KIP-890 epoch bump per transaction): one epoch throughout.
     assert [h.state for h in hist] == [
         "Empty",

@@ -5,6 +5,7 @@ order), because it stops the whole cluster under the other tests' session-wide c
 """
 
 import time
+from typing import Any
 
 import psutil
 import pytest
@@ -12,6 +13,8 @@ import pytest
 from eoslab import clients
 
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive, pytest.mark.last]
+
+EARLIEST: dict[str, Any] = {"auto.offset.reset": "earliest"}  # a consumer setting, passed as **conf
 
 
 def _kafka_jvms(root):
@@ -40,13 +43,14 @@ def test_down_leaves_no_process_and_up_comes_back(cluster, topic_name):
     assert len(_kafka_jvms(root)) == 6
     assert cluster.brokers() == [1, 2, 3]
     assert topic_name in cluster.admin.topics()
-    c = clients.consumer(cluster, f"g-{topic_name}", isolation="read_committed", **{"auto.offset.reset": "earliest"})
+    c = clients.consumer(cluster, f"g-{topic_name}", isolation="read_committed", **EARLIEST)
     c.subscribe([topic_name])
-    got, deadline = [], time.monotonic() + 60
+    got: list[str] = []
+    deadline = time.monotonic() + 60
     while len(got) < 5 and time.monotonic() < deadline:
         msg = c.poll(1.0)
         if msg is not None and not msg.error():
-            got.append(msg.value().decode())
+            got.append((msg.value() or b"").decode())
     c.close()
     assert got == [f"kept-{i}" for i in range(5)]
     cluster.admin.delete_topic(topic_name)

@@ -98,7 +98,7 @@ def lab_namespace(lab: str) -> dict[str, Any]:
         ns: dict[str, Any] = {"__name__": "__main__"}
         for cell in nb["cells"]:
             if cell["cell_type"] == "code" and cell["id"] not in graded:
-                exec(compiled(_source(cell), f"<{lab}:{cell['id']}>"), ns)  # noqa: S102 - the lab's own cells
+                exec(compiled(_source(cell), f"<{lab}:{cell['id']}>"), ns)  # the lab's own cells
         _LAB_STATE[lab] = ns
     return _LAB_STATE[lab]
 
@@ -107,9 +107,9 @@ def lab_namespace(lab: str) -> dict[str, Any]:
 def test_wrong_answer_fails_its_task_with_a_hint(healed, lab, task, code, match):
     answer, check = answer_cell(_notebook("solutions", lab), task)
     ns = dict(lab_namespace(lab))
-    exec(compiled(with_answer(answer, code), f"<{lab}:{task} answer>"), ns)  # noqa: S102 - the row's answer
+    exec(compiled(with_answer(answer, code), f"<{lab}:{task} answer>"), ns)  # the row's answer
     with pytest.raises(CheckFailed) as failed:
-        exec(compiled(check, f"<{lab}:{task} check>"), ns)  # noqa: S102 - the lab's check cell
+        exec(compiled(check, f"<{lab}:{task} check>"), ns)  # the lab's check cell
     message = str(failed.value)
     assert message.startswith(f"{task}: ") and " Hint: " in message, message
     if match is None or not re.search(re.escape(CRASHED), match):

@@ -63,6 +63,7 @@ class Run:
     def _end(self, txn: int, outcome: str) -> None:
         mine = [e for e in self.events if isinstance(e, Sent) and e.txn == txn and e.process == self.process]
         for s in mine:
+            assert s.offset is not None  # send() gives every record its offset
             self.log[(s.partition, s.offset)] = (s.value or "", outcome)
         for part in sorted({s.partition for s in mine}):
             self.ends[part] += 1  # the marker

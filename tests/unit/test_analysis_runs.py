@@ -4,6 +4,7 @@ intervals must be a bootstrap over rounds, and its sentences must follow the dat
 from __future__ import annotations
 
 import shutil
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -132,6 +133,7 @@ def test_the_rounds_to_resolve_an_effect_scale_as_one_over_root_rounds():
 
     from eoslab.analysis._report import rounds_for
 
-    long_run = types.SimpleNamespace(rounds=15, resolvable=0.046)  # the long quiet run of docs/
+    long_run: Any = types.SimpleNamespace(rounds=15, resolvable=0.046)  # the long quiet run of docs/
+    short_run: Any = types.SimpleNamespace(rounds=4, resolvable=0.01)
     assert rounds_for(long_run, 0.03) == 36  # 15 × (4.6 / 3)² = 35.3
-    assert rounds_for(types.SimpleNamespace(rounds=4, resolvable=0.01), 0.03) == 3
+    assert rounds_for(short_run, 0.03) == 3

@@ -114,13 +114,15 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     found, state, stack = [], dict.fromkeys(edges, 0), []
 
     def visit(node: str) -> None:
-        state[node], _ = 1, stack.append(node)
+        state[node] = 1
+        stack.append(node)
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt, 0) == 0:
                 visit(nxt)
             elif state.get(nxt) == 1:
                 found.append([*stack[stack.index(nxt) :], nxt])
-        state[node], _ = 2, stack.pop()
+        state[node] = 2
+        stack.pop()
 
     for node in sorted(edges):
         if state[node] == 0:
@@ -164,6 +166,26 @@ def test_every_part_has_a_place_in_the_layers():
     parts = {part_of(m) for m in modules()} - {""}
     assert parts - set(RANK) == set(), "add the new part to LAYERS here and to docs/architecture.md"
     assert set(RANK) - parts == set(), "LAYERS names a part that no longer exists"
+
+
+def _drawn_layers() -> list[tuple[str, ...]]:
+    """The rows of the table under "## The layers" in docs/architecture.md: its parts, in order."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    section = text[text.index("## The layers") :]
+    section = section[: section.index("\n## ", 1)]
+    rows: list[tuple[str, ...]] = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].isdigit():
+            assert int(cells[0]) == len(rows), f"docs/architecture.md numbers its layer rows 0, 1, 2 ...: {line}"
+            rows.append(tuple(c.strip().strip("`") for c in cells[1].split(",")))
+    return rows
+
+
+def test_the_documented_layers_are_the_checked_ones():
+    """docs/architecture.md is the ten-minute picture; a part missing from it there is a part a newcomer
+    does not know where to put (``_image`` was)."""
+    assert _drawn_layers() == LAYERS
 
 
 def test_no_import_circle():

@@ -3,6 +3,8 @@ report lines parse into its rate after its warm-up report."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from eoslab.bench._peer import JAVA_WARMUP_S, java_args, parse_output, peer_records
@@ -86,7 +88,8 @@ def test_the_peer_figure_leaves_out_the_tools_first_report():
     assert r.records == 128_500 and r.seconds == pytest.approx(10.0) and r.records_per_s == pytest.approx(12_850)
     assert r.windows == [4300.0, 20000.0] and r.p50_ms == 31 and r.p99_ms == 410
     assert parse_output("nothing") is None
-    assert parse_output(TOOL_OUTPUT.splitlines()[-1]).records == 0  # shorter than one report: no steady stretch
+    short = parse_output(TOOL_OUTPUT.splitlines()[-1])
+    assert short is not None and short.records == 0  # shorter than one report: no steady stretch
 
 
 def test_a_peer_still_warming_up_is_flagged():
@@ -138,6 +141,7 @@ def test_a_run_the_disk_cannot_hold_is_refused_in_one_sentence(tmp_path, monkeyp
     """The long run once filled 48 GB in 5 minutes: trimmed segments left only at the default 5-min retention
     check. Now they leave within ~11 s, and a run needing more free disk than there is never starts."""
     import collections
+    import shutil
     import types
 
     from eoslab.bench import producers
@@ -148,11 +152,12 @@ def test_a_run_the_disk_cannot_hold_is_refused_in_one_sentence(tmp_path, monkeyp
     default, long_run = matrix("default"), matrix("default", rounds=15, seconds=10, java_peer="all", java_seconds=30)
     assert 3e9 < producers.disk_needed(default) < producers.disk_needed(long_run) < 25e9
     monkeypatch.setenv("EOSLAB_DATA", str(tmp_path / "kafka-data"))
-    local = types.SimpleNamespace(backend=types.SimpleNamespace(name="local"))
+    local: Any = types.SimpleNamespace(backend=types.SimpleNamespace(name="local"))  # a Cluster, as check_disk sees it
+    docker: Any = types.SimpleNamespace(backend=types.SimpleNamespace(name="docker"))
     usage = collections.namedtuple("usage", "total used free")
-    monkeypatch.setattr(producers.shutil, "disk_usage", lambda p: usage(100e9, 99e9, 1e9))
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(100e9, 99e9, 1e9))
     with pytest.raises(BenchError, match=r"^Only 1.0 GB are free on the disk holding .*kafka-data, .*--seconds"):
         producers.check_disk(local, default)
-    producers.check_disk(types.SimpleNamespace(backend=types.SimpleNamespace(name="docker")), default)
-    monkeypatch.setattr(producers.shutil, "disk_usage", lambda p: usage(100e9, 50e9, 50e9))
+    producers.check_disk(docker, default)
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(100e9, 50e9, 50e9))
     producers.check_disk(local, long_run)

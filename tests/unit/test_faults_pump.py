@@ -49,7 +49,8 @@ async def relay(
     """Send ``payload`` through a Half pair; return what the broker got, garbage notes, and its reads
     as (time, bytes received so far). ``sent`` collects the time just before each chunk was written."""
     loop = asyncio.get_running_loop()
-    got, arrivals, garbage = bytearray(), [], []
+    got, arrivals = bytearray(), []
+    garbage: list[int] = []
     done = asyncio.Event()
 
     async def broker(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
@@ -61,8 +62,13 @@ async def relay(
         w.close()
 
     server = await asyncio.start_server(broker, "127.0.0.1", 0)
-    client = Half(on_frame, garbage.append, lambda: (client.close(), upstream.close()), may_stream=may_stream)
-    upstream = Half(lambda f, s: None, lambda n: None, lambda: (client.close(), upstream.close()), min_size=4)
+
+    def close_both() -> None:
+        client.close()
+        upstream.close()
+
+    client = Half(on_frame, garbage.append, close_both, may_stream=may_stream)
+    upstream = Half(lambda f, s: None, lambda n: None, close_both, min_size=4)
     client.peer, upstream.peer = upstream, client
     front = await loop.create_server(lambda: client, "127.0.0.1", 0)
     await loop.create_connection(lambda: upstream, "127.0.0.1", server.sockets[0].getsockname()[1])
@@ -87,7 +93,7 @@ async def relay(
     return bytes(got), garbage, arrivals
 
 
-def run(coro):  # type: ignore[no-untyped-def]
+def run(coro):
     return asyncio.run(coro)
 
 

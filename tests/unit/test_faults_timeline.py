@@ -9,7 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from eoslab.faults import Trace  # noqa: E402
+from eoslab.faults import Trace
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "faults"
 

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,7 @@ def test_unclosed_region_is_a_sentence():
 
 
 def test_lab_strips_outputs_keeps_ids_and_grade_metadata():
-    nb = {
+    nb: dict[str, Any] = {
         "cells": [
             {
                 "cell_type": "code",

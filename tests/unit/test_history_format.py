@@ -18,6 +18,7 @@ from eoslab.history import (
     Aborted,
     Assigned,
     Committed,
+    Event,
     FinalRead,
     HistoryFormatError,
     HistoryWriter,
@@ -32,7 +33,7 @@ from eoslab.history import (
     to_json,
 )
 
-EVENTS = [
+EVENTS: list[Event] = [
     Assigned("p", 1.0, (("in", 0), ("in", 1))),
     Polled("p", 1.5, Position("in", 0, 7), "v7", key="k"),
     Sent("p", 2.0, "out", 1, 12, "w", key=None, source=Position("in", 0, 7), txn=3, transactional_id="t",
@@ -87,6 +88,25 @@ def test_a_torn_last_line_is_dropped_and_kept_aside(tmp_path):
     h = read_history(path)
     assert h.events == EVENTS
     assert h.torn_tail == to_json(EVENTS[0])[:17]
+
+
+@pytest.mark.parametrize(
+    "line,why",
+    [
+        ('{"kind": "polled"', "not JSON"),
+        ("[1, 2]", "not a JSON object"),
+        ('{"kind": "launched", "process": "p", "time": 1}', "its kind is none of"),
+        ('{"kind": "polled", "process": "p", "time": 1}', "wrong fields for kind 'polled': KeyError"),
+        (
+            '{"kind": "aborted", "process": "p", "time": 1, "txn": 1, "colour": "red"}',
+            "wrong fields for kind 'aborted': TypeError",
+        ),
+    ],
+)
+def test_a_line_that_is_no_event_is_a_history_format_error(line, why):
+    """A library function refuses with the kit's error, never a bare ValueError/KeyError/TypeError."""
+    with pytest.raises(HistoryFormatError, match=f"^Not a history event \\({why}.*HistoryWriter wrote"):
+        from_json(line)
 
 
 def test_a_whole_last_event_without_its_newline_is_kept(tmp_path):
@@ -217,6 +237,8 @@ def test_the_writer_records_what_confluent_kafka_hands_a_processor(tmp_path):
     got = read_history(path).events
     assert [type(e) for e in got] == [Assigned, Polled, Sent, Sent, Committed, Aborted]
     a, p, ok, failed, c, ab = got
+    assert isinstance(a, Assigned) and isinstance(p, Polled) and isinstance(c, Committed) and isinstance(ab, Aborted)
+    assert isinstance(ok, Sent) and isinstance(failed, Sent)
     assert a.partitions == (("in", 0), ("in", 1)) and a.offsets == (Position("in", 0, 5),)  # -1001: none committed
     assert (p.at, p.value, p.key) == (Position("in", 0, 5), "v", "k")
     assert ok.acked and ok.at == Position("out", 1, 9) and ok.source == src and ok.producer_id == 7

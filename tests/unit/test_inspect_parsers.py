@@ -143,7 +143,9 @@ def test_a_metadata_snapshot_repeats_the_newest_grant_without_its_broker():
             batches=[
                 replace(
                     b,
-                    records=[replace(r, value=r.value.replace("139000", "2000")) if r.value else r for r in b.records],
+                    records=tuple(
+                        replace(r, value=r.value.replace("139000", "2000")) if r.value else r for r in b.records
+                    ),
                 )
                 for b in f.batches
             ],
@@ -156,7 +158,8 @@ def test_a_metadata_snapshot_repeats_the_newest_grant_without_its_broker():
         (2, 2000, "log"),
         (1, 3000, "log"),
     ]
-    assert ins.block_of(1500, blocks).broker_id == 2
+    block = ins.block_of(1500, blocks)
+    assert block is not None and block.broker_id == 2
 
 
 def test_metadata_leader_change_is_a_control_record():

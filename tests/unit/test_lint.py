@@ -1,4 +1,5 @@
-"""House tooling as tests: ruff format (the layout), ruff (lint) and mypy (type hints) are clean.
+"""House tooling as tests: ruff format (the layout), ruff (lint) and mypy (type hints) are clean, over the
+package (mypy: strict) and its tests, conftest and tools (mypy: every body checked; pyproject.toml says how).
 
 Pinned versions (pyproject.toml), so a release of a tool cannot turn the suite red on its own.
 """
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.lint
 
 @pytest.mark.parametrize(
     "tool,args",
-    [("ruff", ["format", "--check", *TREE]), ("ruff", ["check", *TREE]), ("mypy", ["eoslab"])],
+    [("ruff", ["format", "--check", *TREE]), ("ruff", ["check", *TREE]), ("mypy", TREE)],
     ids=["ruff-format", "ruff-check", "mypy"],
 )
 def test_tool_is_clean(tool, args):

@@ -18,7 +18,7 @@ def _cell(source: str, name: str) -> dict[str, Any]:
     """Run ``source`` as IPython runs a cell: its text kept in linecache so inspect finds it."""
     linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
     ns: dict[str, Any] = {"__name__": "__main__"}
-    exec(compile(source, name, "exec"), ns)  # noqa: S102 - a test's own cell
+    exec(compile(source, name, "exec"), ns)  # a test's own cell
     return ns
 
 
@@ -45,7 +45,7 @@ def test_a_loop_from_a_cell_is_written_with_the_header_and_loads_in_another_modu
     assert fn.__module__ != "__main__" and fn.__name__ == "run"
 
     class Pipe:
-        class producer:  # noqa: N801 - stands for the pipe's producer attribute
+        class producer:  # stands for the pipe's producer attribute
             @staticmethod
             def init_transactions() -> None:
                 return None
@@ -62,7 +62,7 @@ def test_a_loop_using_a_name_from_elsewhere_in_the_notebook_is_refused_with_the_
 
 def test_a_function_without_source_and_a_non_function_are_refused(tmp_path: Path) -> None:
     ns: dict[str, Any] = {}
-    exec(compile("def run(pipe):\n    pass\n", "<nowhere>", "exec"), ns)  # noqa: S102 - no linecache entry
+    exec(compile("def run(pipe):\n    pass\n", "<nowhere>", "exec"), ns)  # no linecache entry
     with pytest.raises(PipelineError, match="cannot be found"):
         write_loop(ns["run"], tmp_path)
     with pytest.raises(PipelineError, match="is not a function"):

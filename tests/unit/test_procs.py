@@ -38,7 +38,8 @@ def test_a_pid_file_is_trusted_only_when_the_command_line_matches(tmp_path):
     try:
         pid_file = tmp_path / "x.pid"
         _procs.write_pid(pid_file, proc.pid)
-        assert _procs.from_pid_file(pid_file, expect="marker-arg").pid == proc.pid
+        ours = _procs.from_pid_file(pid_file, expect="marker-arg")
+        assert ours is not None and ours.pid == proc.pid
         assert _procs.from_pid_file(pid_file, expect="someone-else") is None  # a reused pid is not ours
         assert _procs.from_pid_file(tmp_path / "missing.pid") is None
     finally:

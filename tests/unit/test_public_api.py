@@ -106,3 +106,42 @@ def test_each_exception_is_exported_where_the_tree_says():
     real = _real_tree()
     for name, (_, module) in _drawn_tree().items():
         assert getattr(importlib.import_module(module), name, None) is real[name][1], f"{name} is not {module}.{name}"
+
+
+@pytest.mark.parametrize(
+    "name,families",
+    [
+        ("eoslab.UnknownNodeError", ("eoslab.ClusterError", "KeyError")),
+        ("eoslab.WaitTimeout", ("TimeoutError",)),
+        ("eoslab.PortInUseError", ("eoslab.SetupError",)),
+        (
+            "eoslab.protocol.JarNotFoundError",
+            ("eoslab.protocol.ProtocolError", "eoslab.SetupError", "FileNotFoundError"),
+        ),
+        ("eoslab.protocol.KafkaConnectionError", ("eoslab.protocol.ProtocolError", "ConnectionError")),
+        ("eoslab.runs.NoRunsError", ("eoslab.DataError", "FileNotFoundError")),
+        ("eoslab.inspect.TransactionNotFound", ("eoslab.ClusterError",)),
+        ("eoslab.java_client.JavaClientError", ("eoslab.ClientError",)),
+    ],
+)
+def test_an_except_clause_of_before_still_catches(name, families):
+    """Regrouping the tree changed parents, not what an existing ``except`` (a builtin's too) catches."""
+
+    def resolve(dotted: str) -> type:
+        module, _, attr = dotted.rpartition(".")
+        found: type = getattr(importlib.import_module(module or "builtins"), attr)
+        return found
+
+    cls = resolve(name)
+    for family in families:
+        assert issubclass(cls, resolve(family)), f"{name} is no longer a {family}"
+
+
+def test_the_runs_readers_say_no_runs_in_the_kits_words(tmp_path):
+    import eoslab.analysis
+    import eoslab.runs
+
+    with pytest.raises(eoslab.runs.NoRunsError, match=r"^No runs under .*: run the Setup cell first\.$") as info:
+        eoslab.runs.read_table("summary", tmp_path)
+    assert isinstance(info.value, FileNotFoundError)  # what they raised before
+    assert eoslab.analysis.NoRunsError is eoslab.runs.NoRunsError

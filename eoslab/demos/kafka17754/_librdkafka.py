@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from eoslab._timeouts import CLIENT_CALL
 from eoslab._wait import wait_until
 from eoslab.clients import producer
-from eoslab.demos.pipeline import PipelineProcess, layout, origin_of
+from eoslab.demos.pipeline import PipelineError, PipelineProcess, layout, origin_of
 from eoslab.faults import Fault, Proxy, error_name
 from eoslab.history import Aborted, Committed, Verdict, check, read_both, read_final, read_history
 
@@ -134,7 +134,7 @@ class _Feeder(threading.Thread):
                 p.poll(0)
                 time.sleep(max(0.0, start + (i + 1) / FEED_RATE - time.monotonic()))
             if p.flush(CLIENT_CALL):
-                raise RuntimeError(f"inputs of {self.topic} not acknowledged in {CLIENT_CALL:g} s")
+                raise PipelineError(f"inputs of {self.topic} not acknowledged in {CLIENT_CALL:g} s")
         except BaseException as e:  # noqa: BLE001 - reported by the experiment's thread
             self.error = e
 
@@ -196,10 +196,10 @@ def _wait_applied(p: PipelineProcess, f: Fault, what: str) -> dict[str, Any]:
 
     def acted() -> dict[str, Any] | None:
         if not p.running:
-            raise RuntimeError(f"{p.name} exited ({p.returncode}) before {what}: {p.stderr().strip()}")
+            raise PipelineError(f"{p.name} exited ({p.returncode}) before {what}: {p.stderr().strip()}")
         return f.applied()
 
-    row = wait_until(acted, timeout=STEP_WAIT, what=what, interval=0.05, fatal=(RuntimeError,), progress=False)
+    row = wait_until(acted, timeout=STEP_WAIT, what=what, interval=0.05, fatal=(PipelineError,), progress=False)
     assert row is not None
     return row
 
@@ -327,10 +327,10 @@ def _wait_commits(p: PipelineProcess, n: int) -> None:
             return True
         if not p.running:
             last = (p.stderr().strip().splitlines() or ["no message"])[-1]
-            raise RuntimeError(f"{p.name} exited ({p.returncode}) before transaction {n} committed: {last}")
+            raise PipelineError(f"{p.name} exited ({p.returncode}) before transaction {n} committed: {last}")
         return False
 
-    wait_until(committed, timeout=STEP_WAIT, what=f"transaction {n} to commit", fatal=(RuntimeError,), progress=False)
+    wait_until(committed, timeout=STEP_WAIT, what=f"transaction {n} to commit", fatal=(PipelineError,), progress=False)
 
 
 def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | None = None) -> Experiment:

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from eoslab.errors import EoslabError
+from eoslab.errors import ClientError
 from eoslab.history import Position
 
 SEPARATOR = "|"
 """Between the parts of an output value; never in a topic name (Kafka allows ``[a-zA-Z0-9._-]``)."""
 
 
-class PipelineError(EoslabError):
+class PipelineError(ClientError):
     """A processor that cannot start, ran into a fatal error, or a value that is not the pipeline's."""
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from eoslab._librdkafka import LESSONS
 from eoslab.demos.transactions import TxnProducer, read_values, run_id, transactional_producer, wait_settled
+from eoslab.errors import ClientError
 
 if TYPE_CHECKING:
     from confluent_kafka import Producer
@@ -183,7 +184,7 @@ class _Writer:
             rec = LogRecord(f"plain:{len(log.records)}", PLAIN, 0, "plain")
             plain.produce(log.topic, rec.value.encode(), partition=log.partition)
             if plain.flush(30):
-                raise RuntimeError(f"a plain record to {log.topic}-{log.partition} was not acknowledged in 30 s")
+                raise ClientError(f"a plain record to {log.topic}-{log.partition} was not acknowledged in 30 s")
             log.records.append(rec)
 
     def producer(self, actor: str) -> TxnProducer:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from eoslab import inspect as ins
 from eoslab._ports import LOOPBACK
 from eoslab._wait import wait_until
-from eoslab.errors import EoslabError
+from eoslab.errors import ClusterError
 from eoslab.protocol import KafkaConnection
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def _reorder(cluster: Cluster, topic: str, partition: int, replicas: list[int]) 
         resp = conn.request("AlterPartitionReassignments", None, body)
     errs = [resp.get("ErrorCode", 0)] + [p["ErrorCode"] for t in resp["Responses"] for p in t["Partitions"]]
     if any(errs):
-        raise EoslabError(
+        raise ClusterError(
             f"AlterPartitionReassignments of {topic}-{partition} to {replicas} answered error "
             f"{next(e for e in errs if e)} ({resp.get('ErrorMessage')}): run `eoslab heal` and try again."
         )
@@ -75,7 +75,7 @@ def make_leader(cluster: Cluster, topic: str, partition: int, broker: int) -> Mo
 
     before = cluster.partition(topic, partition)
     if broker not in before.replicas:
-        raise EoslabError(
+        raise ClusterError(
             f"Broker {broker} holds no replica of {topic}-{partition} (replicas {list(before.replicas)}): "
             "a leader must be one of them."
         )
@@ -128,7 +128,7 @@ def leader_views(cluster: Cluster, topic: str, partition: int) -> dict[int, int]
 def make_coordinator(cluster: Cluster, key: str, kind: str = "transaction", broker: int = 3) -> Moved:
     """Make ``broker`` the coordinator of ``key`` (a transactional id, or a group id with ``kind="group"``)."""
     if kind not in INTERNAL_TOPIC:
-        raise EoslabError(f"Unknown coordinator kind {kind!r}: use 'transaction' or 'group'.")
+        raise ClusterError(f"Unknown coordinator kind {kind!r}: use 'transaction' or 'group'.")
     topic = INTERNAL_TOPIC[kind]
     return make_leader(cluster, topic, ins.coordinator_partition(key), broker)
 

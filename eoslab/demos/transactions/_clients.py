@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from eoslab import inspect as ins
 from eoslab._librdkafka import LESSONS
 from eoslab._wait import wait_until
+from eoslab.errors import ClientError
 
 if TYPE_CHECKING:
     from confluent_kafka import Consumer
@@ -191,4 +192,7 @@ def seed_input(cluster: Cluster, topic: str, values: list[str]) -> None:
     for v in values:
         p.produce(topic, v.encode(), partition=0)
     if p.flush(30):
-        raise RuntimeError(f"could not write the input records to {topic}")
+        raise ClientError(
+            f"The input records to {topic} were not acknowledged in 30 s: "
+            "run eoslab.heal(cluster), then the cell again."
+        )
