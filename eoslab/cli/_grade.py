@@ -17,9 +17,18 @@ from eoslab.grading import CELL_TIMEOUT, NOTEBOOK_LIMIT
 def _grade_class(args: argparse.Namespace) -> int:
     from eoslab import grading
 
-    book = grading.grade_class(
-        Path(args.class_dir), rerun=args.rerun, workers=args.workers, limit=args.limit, cell_timeout=args.cell_timeout
-    )
+    root = Path(args.class_dir)
+    try:
+        book = grading.grade_class(
+            root, rerun=args.rerun, workers=args.workers, limit=args.limit, cell_timeout=args.cell_timeout
+        )
+    except KeyboardInterrupt:
+        print(
+            f"eoslab: interrupted; every notebook graded so far is kept in {root / 'gradebook.jsonl'}: "
+            "run the same command again to grade the rest.",
+            file=sys.stderr,
+        )
+        return 130
     print(book.text)
     if args.rerun:
         print(f"graded {book.graded_now} notebooks now, {book.kept} kept from an earlier run (gradebook.jsonl)")

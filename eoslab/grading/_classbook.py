@@ -115,14 +115,23 @@ def rerun_rows(hand_ins: list[HandIn], jobs: dict[str, list[Job]], results: Resu
     return rows
 
 
+def _number(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):  # a report edited by hand may hold anything
+        return None
+
+
 def _notes(rows: list[dict[str, Any]], hand_ins: list[HandIn], notes: list[str]) -> list[str]:
     """What the instructor should look at beside the means: claims the rerun does not back, archives that
     do not match their manifest, hand-ins set aside."""
     lines = []
     for r in rows:
         own = r.get("self-reported")
-        if r.get("graded by") == RERUN and own not in ("", None) and float(own) != float(r["score"]):
-            lines.append(f"  {r['learner']}: {r['notebook']} self-reported {own:g} but the rerun gives {r['score']:g}")
+        if r.get("graded by") != RERUN or own in ("", None) or _number(own) == float(r["score"]):
+            continue
+        shown = f"{n:g}" if (n := _number(own)) is not None else repr(own)
+        lines.append(f"  {r['learner']}: {r['notebook']} self-reported {shown} but the rerun gives {r['score']:g}")
     for h in hand_ins:
         if h.check not in ("ok", FOLDER_CHECK, ""):
             lines.append(f"  {h.learner}: {h.source} does not match its manifest: {h.check}")

@@ -194,6 +194,8 @@ def test_a_class_run_killed_halfway_resumes_without_regrading(tmp_path: Path, si
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGKILL), err
+    if sig == signal.SIGINT:
+        assert err.startswith("eoslab: interrupted; every notebook graded so far is kept in "), err
     deadline = time.monotonic() + 30
     while _grading_processes(tally):  # the killed run's workers end its notebooks (Ctrl-C, or parent gone)
         assert time.monotonic() < deadline, [p.cmdline()[:4] for p in _grading_processes(tally)]
