@@ -7,7 +7,7 @@ every subcommand's parser beside its handler and lists them in its ``PARSERS``:
 - ``_cluster``: up, down, reset, status, kill, stop, start, pause, resume, logs, heal
 - ``_kit``: render, setup
 - ``_course``: workshop, doctor, lab
-- ``_grade``: grade, labs
+- ``_grade``: submit, grade, labs
 - ``_image``: image
 - ``_bench``: bench
 """
@@ -38,6 +38,7 @@ HELP_ORDER = (
     "setup",
     "workshop",
     "doctor",
+    "submit",
     "grade",
     "lab",
     "labs",

@@ -1,4 +1,5 @@
-"""``eoslab grade`` and ``eoslab labs``: grading a learner's notebooks or a class, and labs from solutions.
+"""``eoslab submit``, ``eoslab grade`` and ``eoslab labs``: a learner's hand-in, grading a learner's notebooks or
+a class, and labs from solutions.
 
 Each subcommand's parser sits beside its handler; ``PARSERS`` hands them to ``eoslab.cli``.
 """
@@ -9,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from eoslab.cli._common import Registrar, Subparsers
+from eoslab.cli._common import Registrar, Subparsers, backend_name
 from eoslab.grading import CELL_TIMEOUT, NOTEBOOK_LIMIT
 
 
@@ -17,11 +18,21 @@ def _grade_class(args: argparse.Namespace) -> int:
     from eoslab import grading
 
     root = Path(args.class_dir)
-    rows = grading.collect(root, rerun=args.rerun, limit=args.limit, cell_timeout=args.cell_timeout)
-    out = root / "gradebook.csv"
-    grading.write_gradebook(rows, out)
-    print(grading.summary(rows))
-    print(f"gradebook: {out}")
+    try:
+        book = grading.grade_class(
+            root, rerun=args.rerun, workers=args.workers, limit=args.limit, cell_timeout=args.cell_timeout
+        )
+    except KeyboardInterrupt:
+        print(
+            f"eoslab: interrupted; every notebook graded so far is kept in {root / 'gradebook.jsonl'}: "
+            "run the same command again to grade the rest.",
+            file=sys.stderr,
+        )
+        return 130
+    print(book.text)
+    if args.rerun:
+        print(f"graded {book.graded_now} notebooks now, {book.kept} kept from an earlier run (gradebook.jsonl)")
+    print(f"gradebook: {book.path}")
     return 0
 
 
@@ -48,10 +59,20 @@ def _grade_parser(sub: Subparsers) -> None:
         "--class",
         dest="class_dir",
         metavar="DIR",
-        help="one sub-folder per learner, holding lab notebooks and/or their .report.json (checked by sha256)",
+        help="the class's submission-*.zip (from `eoslab submit`) and/or one sub-folder per learner (lab notebooks "
+        "and their .report.json)",
     )
-    s.add_argument("--rerun", action="store_true", help="with --class: grade the notebooks again")
-    s.add_argument("--limit", type=float, default=NOTEBOOK_LIMIT, help="with --rerun: seconds per notebook")
+    s.add_argument(
+        "--rerun",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with --class: grade every notebook again with this kit (the default); --no-rerun counts the learners' "
+        "own reports instead, and the gradebook says they are untrusted",
+    )
+    s.add_argument(
+        "--workers", metavar="N", type=_workers, default=1, help="with --class: notebooks graded at once (default 1)"
+    )
+    s.add_argument("--limit", type=float, default=NOTEBOOK_LIMIT, help="with --class: seconds per notebook, then 0")
     s.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT)
     s.set_defaults(func=cmd_grade)
 
@@ -81,5 +102,57 @@ def _labs_parser(sub: Subparsers) -> None:
     s.set_defaults(func=cmd_labs)
 
 
-PARSERS: dict[str, Registrar] = {"grade": _grade_parser, "labs": _labs_parser}
+def _workers(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of worker processes, 1 or more")
+    return n
+
+
+def _learner_name(args: argparse.Namespace) -> str | None:
+    """``--name``, else asked once on a terminal; None where no one can answer (a pipe, a script)."""
+    if args.name:
+        return str(args.name)
+    if not sys.stdin.isatty():
+        return None
+    try:
+        return input("Your name, as your instructor knows you: ")
+    except EOFError:
+        return None
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from eoslab import grading
+    from eoslab.course import course_root
+    from eoslab.runs import runs_dir
+
+    name = _learner_name(args)
+    if not name or not name.strip():
+        print('eoslab: give your name with --name "Your Name" (as your instructor knows you).', file=sys.stderr)
+        return 2
+    course = Path(args.course) if args.course else course_root()
+    archive = grading.write_submission(
+        course,
+        learner=name,
+        dest=Path(args.out) if args.out else Path.cwd(),
+        runs=Path(args.runs) if args.runs else runs_dir(),
+        backend=backend_name(args),
+    )
+    print(archive.summary())
+    return 0
+
+
+def _submit_parser(sub: Subparsers) -> None:
+    s = sub.add_parser("submit", help="hand in: one archive of your labs, their reports and your runs, with a manifest")
+    s.add_argument("--name", help="your name, as your instructor knows you (asked if not given)")
+    s.add_argument("--course", metavar="DIR", help="the course folder holding labs/ (default: this course)")
+    s.add_argument("--runs", metavar="DIR", help="your module-06 runs (default: $EOSLAB_RUNS, else the course's runs/)")
+    s.add_argument("--out", metavar="DIR", help="where to write the archive (default: the current folder)")
+    s.set_defaults(func=cmd_submit)
+
+
+PARSERS: dict[str, Registrar] = {"submit": _submit_parser, "grade": _grade_parser, "labs": _labs_parser}
 """Each subcommand's name and the function that adds its parser."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,10 @@ from eoslab.grading._report import CELL_TIMEOUT, grade_notebook
 
 NOTEBOOK_LIMIT = 900.0
 """Per-notebook limit for --rerun: a lab runs in ~3 min here; 15 min means it hangs."""
+
+SELF_REPORTED = "self-reported (untrusted)"
+"""The ``graded by`` of a score taken from the learner's own report: it is as true as the learner is."""
+GRADED_HERE = "instructor (no report handed in)"
 
 
 def _learners(root: Path) -> list[Path]:
@@ -75,34 +80,38 @@ def _reported(learner: Path) -> set[Any]:
 
 
 def _grade_here(
-    learner: Path, *, rerun: bool, limit: float, cell_timeout: int, progress: Callable[[str], None]
-) -> list[dict[str, Any]]:
-    """Grade the notebooks handed in without a report (every one, with ``rerun``); a row for each that broke."""
+    name: str, learner: Path, *, rerun: bool, limit: float, cell_timeout: int, progress: Callable[[str], None]
+) -> tuple[list[dict[str, Any]], set[str]]:
+    """Grade the notebooks handed in without a report (every one, with ``rerun``): a row for each that
+    broke, and the names of those graded here."""
     rows: list[dict[str, Any]] = []
+    graded: set[str] = set()
     reported = _reported(learner)
     for nb in sorted(learner.glob("lab*.ipynb")):
         if not rerun and nb.name in reported:
             continue
-        progress(f"grading {learner.name}/{nb.name} ...")
+        progress(f"grading {name}/{nb.name} ...")
+        graded.add(nb.name)
         try:
             grade_notebook(nb, timeout=limit, cell_timeout=cell_timeout)
         except EoslabError as exc:  # a broken notebook costs its learner only
-            rows.append(_error_row(learner.name, nb.name, str(exc)))
-    return rows
+            rows.append(_error_row(name, nb.name, str(exc)))
+    return rows, graded
 
 
-def _report_row(learner: Path, rep: Path) -> dict[str, Any]:
+def _report_row(name: str, learner: Path, rep: Path, graded_here: set[str]) -> dict[str, Any]:
     """One report's row: its score and per-task points, and whether it belongs to the notebook beside it."""
     try:
         data = json.loads(rep.read_text())
         check, problem = check_report(data, learner)
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        return _error_row(learner.name, rep.name, f"{rep.name} is not a report `eoslab grade` wrote ({exc}).")
+        return _error_row(name, rep.name, f"{rep.name} is not a report `eoslab grade` wrote ({exc}).")
     row: dict[str, Any] = {
-        "learner": learner.name,
+        "learner": name,
         "notebook": data["notebook"],
         "score": data["score"],
         "max_score": data["max_score"],
+        "graded by": GRADED_HERE if data["notebook"] in graded_here else SELF_REPORTED,
         "sha256": str(data.get("sha256", ""))[:12],
         "sha256 check": check,
         "graded_at": data.get("graded_at"),
@@ -130,28 +139,44 @@ def collect(
     """
     rows: list[dict[str, Any]] = []
     for learner in _learners(root):
-        rows.extend(_grade_here(learner, rerun=rerun, limit=limit, cell_timeout=cell_timeout, progress=progress))
-        reports = sorted(learner.glob("*.report.json"))
-        if not reports and not _rows_for(rows, learner.name):
-            rows.append(_error_row(learner.name, None, "nothing handed in: no lab notebook and no report."))
-        rows.extend(_report_row(learner, rep) for rep in reports)
+        rows.extend(
+            learner_rows(learner.name, learner, rerun=rerun, limit=limit, cell_timeout=cell_timeout, progress=progress)
+        )
     return rows
 
 
-def _rows_for(rows: list[dict[str, Any]], learner: str) -> list[dict[str, Any]]:
-    return [r for r in rows if r["learner"] == learner]
+def learner_rows(
+    name: str,
+    folder: Path,
+    *,
+    rerun: bool = False,
+    limit: float = NOTEBOOK_LIMIT,
+    cell_timeout: int = CELL_TIMEOUT,
+    progress: Callable[[str], None] = print,
+) -> list[dict[str, Any]]:
+    """:func:`collect`'s rows of one learner, ``name``, whose notebooks and reports are in ``folder``."""
+    rows, graded = _grade_here(name, folder, rerun=rerun, limit=limit, cell_timeout=cell_timeout, progress=progress)
+    reports = sorted(folder.glob("*.report.json"))
+    if not reports and not rows:
+        rows.append(_error_row(name, None, "nothing handed in: no lab notebook and no report."))
+    rows.extend(_report_row(name, folder, rep, graded) for rep in reports)
+    return rows
 
 
 def write_gradebook(rows: list[dict[str, Any]], path: Path) -> None:
+    """The rows as CSV, the columns in order of first appearance; written aside and renamed into place,
+    so a reader (or a crash) never sees half a gradebook."""
     columns: list[str] = []
     for row in rows:
         for key in row:
             if key not in columns:
                 columns.append(key)
-    with path.open("w", newline="") as fh:
+    part = path.with_name(path.name + ".part")
+    with part.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
+    os.replace(part, path)
 
 
 def _notebook_lines(nb: str, rs: list[dict[str, Any]]) -> list[str]:

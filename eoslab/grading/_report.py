@@ -103,12 +103,37 @@ def _run_nbval(path: Path, outcomes: Path, log: Path, cell_timeout: int, timeout
     proc = subprocess.Popen(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, cwd=path.parent
     )
+    _RUNNING.add(proc.pid)
     try:
         proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # pytest and its kernel: a hung notebook costs its learner only
+        _kill_group(proc.pid)  # pytest and its kernel: a hung notebook costs its learner only
         proc.communicate()
         raise GradingError(f"{path.name} did not finish within {timeout:g} s: it was stopped and scores 0.") from None
+    except BaseException:  # Ctrl-C: its own session never saw the terminal's signal, so it is ended here
+        _kill_group(proc.pid)
+        proc.communicate()
+        raise
+    finally:
+        _RUNNING.discard(proc.pid)
+
+
+_RUNNING: set[int] = set()
+"""The nbval runs (each its own process group: pytest and its kernel) this process has in progress."""
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def stop_nbval_runs() -> None:
+    """End every nbval run this process has in progress: a class run's worker, told to stop (Ctrl-C)
+    or orphaned (its parent killed), leaves no notebook running on the cluster."""
+    for pgid in list(_RUNNING):
+        _kill_group(pgid)
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:

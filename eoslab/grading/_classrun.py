@@ -1,0 +1,252 @@
+"""The class rerun: every (learner, lab) notebook graded by the instructor's kit, in parallel, resumably.
+
+Run one after the other, 30 learners x 6 labs at 1.5-5 min each is a working day. Here a pool of
+``workers`` processes each grades one notebook at a time through :func:`grade_notebook`, all on the
+instructor's one cluster. That is safe only for labs that cannot disturb one another, and most can
+(see :data:`ALONE`): those run alone, one at a time, while the others share the cluster.
+
+Every result is appended to ``gradebook.jsonl`` the moment it arrives (one line, one ``write``,
+fsynced; a torn last line from a crash is dropped on the next start), keyed by learner, notebook
+and the notebook's sha256. A run killed halfway, by Ctrl-C or SIGKILL, loses only the notebooks in
+flight; the same command again grades only what the journal lacks, and a notebook that changed
+since (another sha256) is graded again. Workers stop their notebooks when the run is interrupted
+and when its process dies (they watch their parent), so no grading goes on behind the instructor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import re
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eoslab.errors import EoslabError, GradingError
+from eoslab.grading._report import Report, grade_notebook, stop_nbval_runs
+
+SHARED: dict[str, str] = {
+    "lab04": "writes random transactions to fresh topics of its own and reads them back; breaks no node, "
+    "sets no proxy rule, moves no leader",
+    "lab06": "reads the learner's own runs with Spark; the cluster only answers its Setup cell's heal",
+}
+"""Labs that may share the cluster with any other shared lab, and why (checked in ``eoslab/grading/``)."""
+
+ALONE: dict[str, str] = {
+    "setup": "every lab's Setup cell calls eoslab.heal(cluster), which deletes EVERY fault-proxy rule, ends "
+    "every zombie and Java producer and moves leaders back to their preferred replicas, whoever set them",
+    "lab01": "kills a broker and heals (task 3); drops Produce answers through proxy rules (tasks 1, 2, 5)",
+    "lab02": "restarts broker 3 (task 4) and predicts producer-id blocks, which every producer on the cluster "
+    "draws from",
+    "lab03": "moves the leaders of partitions 0 and 48 of __transaction_state and __consumer_offsets (task 1); "
+    "delays EndTxn and drops Produce through proxy rules (tasks 4, 5)",
+    "lab05": "holds and drops answers through proxy rules on its processors (task 2), which a lab starting "
+    "meanwhile would delete",
+    "lab06 without runs": "measures the quick matrix first: a benchmark, disturbed by anything beside it",
+    "any other lab": "not checked: alone, to be safe",
+}
+"""Labs that run alone on the cluster, and what they do that another lab would disturb or suffer from."""
+
+JOURNAL = "gradebook.jsonl"
+STOP_POLL_S = 0.5
+"""How often a worker looks at its parent and at the stop flag: a stopped run stops its notebooks within this."""
+
+
+def runs_alone(notebook: str, runs: Path | None) -> bool:
+    """Must this lab have the cluster to itself? (:data:`SHARED`, :data:`ALONE`)"""
+    m = re.match(r"(lab\d+)", notebook)
+    lab = m.group(1) if m else ""
+    if lab == "lab06":
+        return runs is None
+    return lab not in SHARED
+
+
+@dataclass(frozen=True)
+class Job:
+    """One notebook to grade: whose, where (its copy in the work folder), its sha256, the learner's runs."""
+
+    learner: str
+    notebook: Path
+    sha256: str
+    runs: Path | None
+    alone: bool
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.learner, self.notebook.name, self.sha256)
+
+    @classmethod
+    def of(cls, learner: str, notebook: Path, runs: Path | None) -> Job:
+        sha = hashlib.sha256(notebook.read_bytes()).hexdigest()
+        return cls(learner, notebook, sha, runs, runs_alone(notebook.name, runs))
+
+
+def pick(pending: list[Job], running: list[Job], workers: int) -> list[Job]:
+    """The jobs to start now: shared ones up to ``workers`` at a time; one that runs alone only on an
+    idle cluster, and nothing beside it. Taken in order (the jobs behind one that waits for the cluster
+    wait too), so a lab that runs alone is never starved by a stream of shared ones."""
+    if any(j.alone for j in running):
+        return []
+    chosen: list[Job] = []
+    for job in pending:
+        if len(running) + len(chosen) >= workers:
+            break
+        if job.alone:
+            return [job] if not running and not chosen else chosen
+        chosen.append(job)
+    return chosen
+
+
+def order(jobs: list[Job]) -> list[Job]:
+    """Shared labs first (they overlap), then those that run alone; by learner and lab within each."""
+    return sorted(jobs, key=lambda j: (j.alone, j.learner, j.notebook.name))
+
+
+# -- the journal: one line per graded (learner, notebook, sha256) ---------------------------------------------
+
+
+def read_journal(path: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """Every result recorded so far (the last of a key wins); a torn last line is cut off the file."""
+    if not path.is_file():
+        return {}
+    raw = path.read_bytes()
+    if raw and not raw.endswith(b"\n"):  # a crash in the middle of a line: it never counted
+        raw = raw[: raw.rfind(b"\n") + 1]
+        with path.open("r+b") as fh:
+            fh.truncate(len(raw))
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for line in raw.decode().splitlines():
+        try:
+            row = json.loads(line)
+            found[(row["learner"], row["notebook"], row["sha256"])] = row
+        except (ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+def append_journal(path: Path, row: dict[str, Any]) -> None:
+    """Add one result: one ``write`` of one whole line on an append-only file, then fsync."""
+    data = (json.dumps(row, sort_keys=True) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# -- grading one job (in a worker process, or in this one) ----------------------------------------------------
+
+
+def result_row(job: Job, report: Report | None, error: str = "") -> dict[str, Any]:
+    """What the journal keeps of one grading: the report's scores, or why there is none."""
+    row: dict[str, Any] = {"learner": job.learner, "notebook": job.notebook.name, "sha256": job.sha256}
+    if report is None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        return {**row, "score": 0, "max_score": None, "tasks": [], "graded_at": stamp, "error": error}
+    tasks = [
+        {"task": t.task, "points": t.points, "max_points": t.max_points, "message": t.message} for t in report.tasks
+    ]
+    return {
+        **row,
+        "score": report.score,
+        "max_score": report.max_score,
+        "tasks": tasks,
+        "graded_at": report.graded_at,
+        "duration_s": report.duration_s,
+        "kit_version": report.kit_version,
+        "other_errors": report.other_errors,
+        "error": "",
+    }
+
+
+@contextmanager
+def _runs_env(runs: Path) -> Iterator[None]:
+    """``$EOSLAB_RUNS`` = the learner's runs while their notebook is graded (lab 06 reads them; the
+    kernel inherits the variable)."""
+    from eoslab.runs import RUNS_ENV
+
+    before = os.environ.get(RUNS_ENV)
+    os.environ[RUNS_ENV] = str(runs)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(RUNS_ENV, None)
+        else:
+            os.environ[RUNS_ENV] = before
+
+
+def grade_job(job: Job, limit: float, cell_timeout: int) -> dict[str, Any]:
+    """Grade one notebook with the instructor's kit; the learner's own report beside it is left alone."""
+    runs = job.runs if job.runs is not None else job.notebook.parent.parent / "runs"  # none sent: an empty one
+    runs.mkdir(parents=True, exist_ok=True)
+    with _runs_env(runs):
+        try:
+            report = grade_notebook(job.notebook, timeout=limit, cell_timeout=cell_timeout, write=False)
+        except EoslabError as exc:  # a broken notebook costs its learner only
+            return result_row(job, None, str(exc))
+    return result_row(job, report)
+
+
+# -- the pool ------------------------------------------------------------------------------------------------
+
+
+def _watch(parent: int, stop: Any) -> None:
+    """A worker's watchman: when the run stops (Ctrl-C) or its process is gone (killed), end the
+    notebook in progress and this worker, so no grading goes on behind the instructor's back."""
+    while not stop.wait(STOP_POLL_S) and os.getppid() == parent:
+        pass
+    stop_nbval_runs()
+    os._exit(1)
+
+
+def _start_worker(parent: int, stop: Any) -> None:
+    # Ctrl-C reaches the whole process group: the parent decides (a handler, unlike SIG_IGN, is not
+    # inherited by the notebook's kernel, whose interrupts nbval needs)
+    signal.signal(signal.SIGINT, lambda *_: None)
+    threading.Thread(target=_watch, args=(parent, stop), daemon=True, name="eoslab-watch").start()
+
+
+OnDone = Callable[[Job, dict[str, Any]], None]
+
+
+def run_here(jobs: list[Job], grade: tuple[float, int], on_done: OnDone) -> None:
+    """Grade ``jobs`` one after the other in this process (``workers=0``: tests and debugging)."""
+    for job in jobs:
+        on_done(job, grade_job(job, *grade))
+
+
+def run_pool(jobs: list[Job], workers: int, grade: tuple[float, int], on_done: OnDone) -> None:
+    """Grade ``jobs`` on ``workers`` processes, scheduled by :func:`pick`; ``on_done`` as each finishes."""
+    ctx = multiprocessing.get_context("spawn")  # the same on Linux, macOS and Windows; no forked threads
+    stop = ctx.Event()
+    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker, initargs=(os.getpid(), stop))
+    pending, running = list(jobs), dict[Future[dict[str, Any]], Job]()
+    try:
+        while pending or running:
+            for job in pick(pending, list(running.values()), workers):
+                pending.remove(job)
+                running[pool.submit(grade_job, job, *grade)] = job
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                on_done(running.pop(future), future.result())
+    except BrokenProcessPool:
+        stop.set()
+        raise GradingError(
+            "A grading worker died (out of memory?): run the same command again; what was graded is kept."
+        ) from None
+    except BaseException:
+        stop.set()  # the workers end their notebooks and themselves
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
