@@ -1,8 +1,18 @@
 """Lab 06's reference figures and the figures each known wrong decision gives, from the raw Parquet with
-pandas and numpy: what :mod:`eoslab.grading.lab06` compares an answer with."""
+pandas and numpy: what :mod:`eoslab.grading.lab06` compares an answer with, and what the held-out runs
+(:mod:`eoslab.grading._heldout`) must tell apart.
+
+A check names a wrong decision when the answer gives every figure that decision gives. That names the
+learner's own decision only if no other decision gives the same figures too: where two coincide, the first
+one listed is named whatever the learner did (issue 22: the Java tool's rows mixed in, named "ratio of
+medians" on some seeds). No order of the list cures that, since the two answers are then the same numbers
+and one of them is misnamed either way; only runs on which they differ do. :func:`confusable` finds a pair
+of decisions that a set of runs cannot tell apart, and the held-out runs are drawn until there is none.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -127,3 +137,30 @@ def close(g: float, w: Any) -> bool:
     """Whether the answer ``g`` is taken for the figure ``w``."""
     lo, hi = accepted(w)
     return bool(lo <= g <= hi)
+
+
+def _apart(a: Mapping[Any, Any], b: Mapping[Any, Any], keys: list[Any]) -> bool:
+    """Some key on which no answer can be taken for both: one decision lacks it, or their ranges are disjoint."""
+    for k in keys:
+        if k not in a or k not in b:
+            return True
+        (alo, ahi), (blo, bhi) = accepted(a[k]), accepted(b[k])
+        if ahi < blo or bhi < alo:
+            return True
+    return False
+
+
+def confusable(summary: pd.DataFrame, samples: pd.DataFrame) -> str | None:
+    """The first two decisions (right or wrong) of a task that these runs cannot tell apart, as words, or
+    None when every decision of every task gives figures no other decision's answer is taken for."""
+    for task, answers in (
+        ("t1", spread_answers(summary)),
+        ("t2", cost_answers(summary)),
+        ("t3", tail_answers(samples)),
+    ):
+        keys, names = list(answers[RIGHT]), list(answers)
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if not _apart(answers[a], answers[b], keys):
+                    return f"{task}'s {a.split(':')[0]!r} and {b.split(':')[0]!r}"
+    return None

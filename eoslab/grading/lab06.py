@@ -6,6 +6,8 @@ several runs of uneven length, the Java tool's rows, fixed-load rows, a drifting
 recomputes the expected figures from the raw Parquet with pandas and numpy — an implementation
 independent of the learner's Spark code. Each task leaves a decision to the learner (which rows,
 which baseline, how to combine runs); when an answer matches a known wrong decision, the hint names it.
+The held-out runs give every known decision figures of its own (no two coincide), so the decision named is
+the learner's, never another that happens to give the same numbers on that seed.
 Each check stands alone: it reads the runs itself, whatever ran before it.
 """
 
@@ -31,8 +33,9 @@ from eoslab.grading._lab06_figures import spread_answers as spread_answers
 from eoslab.grading._lab06_figures import tail_answers as tail_answers
 from eoslab.runs import read_table, runs_dir
 
-# The reference figures (pandas) and the wrong decisions they are told apart from live in _lab06_figures. The
-# names lab06 had before they moved are re-exported above ("x as x"), so lab06.cost_answers & co. read as they did.
+# The reference figures (pandas) and the wrong decisions they are told apart from live in _lab06_figures: the
+# held-out runs use them too, to be drawn so that no two decisions give the same figures. The names lab06 had
+# before they moved are re-exported above ("x as x"), so lab06.cost_answers & co. still read as they did.
 
 
 # -- reading an answer --------------------------------------------------------------------------------------
@@ -75,7 +78,9 @@ def _judge(
     wrong = [k for k in want if not _close(got[k], want[k])]
     if not wrong:
         return
-    # a wrong decision is named only when it gives every figure the answer gave
+    # A wrong decision is named only when it gives every figure the answer gave. On the held-out runs no other
+    # decision gives them all too (_heldout draws them so), so the name is the answer's own decision, whatever
+    # the order of the list.
     for why, alt in answers.items():
         if why != RIGHT and all(k in alt and _close(got[k], alt[k]) for k in want):
             raise _Wrong(f"{what} {got[wrong[0]]:.4g} for {wrong[0]!r} in {where}", "another figure", why + ".")
