@@ -14,6 +14,7 @@ can assert that the analysis recovers it:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -144,19 +145,22 @@ def generate_run(
     noise: float = 0.0,
     drift: float = 0.0,
     java_peer: bool = True,
-    java_ratio: float = JAVA_RATIO,
+    java_ratio: float | Mapping[str, float] = JAVA_RATIO,
     latency_scale: float = 1.0,
     overheads: dict[str, float] | None = None,
 ) -> Path:
     """One run folder of the default matrix's workloads with known throughputs and latencies.
 
-    ``overheads`` replaces the model's overhead of some labels (``{"txn_100ms": 0.10}``).
+    ``overheads`` replaces the model's overhead of some labels (``{"txn_100ms": 0.10}``). ``java_ratio`` is
+    one ratio for every mode, or one per label: a Java client that is faster by another margin in each mode.
+    With one ratio, the Java rows of two modes have exactly the ratio of the harness's medians.
     """
     rng = np.random.default_rng(seed)
     run_id = folder.name
     workloads = list(MATRICES["default"].workloads)
     base = 12_000.0 * (1 + rng.uniform(-0.3, 0.3))  # laptops differ; within-round ratios should not
     over = {w.label: (overheads or {}).get(w.label, true_overhead(w)) for w in workloads}
+    java = java_ratio if isinstance(java_ratio, Mapping) else {w.label: java_ratio for w in workloads}
     params = [
         {"run_id": run_id, "workload": i, **w.record(), "rounds": rounds, "slice_s": 2.0}
         for i, w in enumerate(workloads)
@@ -167,7 +171,7 @@ def generate_run(
     frames = []
     for i, w in enumerate(workloads):
         if java_peer:
-            peer_rps = float(np.median(rates[w.label])) / java_ratio
+            peer_rps = float(np.median(rates[w.label])) / java[w.label]
             summary.append(_row(run_id, i, w, "java", "saturation", NOT_IN_ROUNDS, -1, peer_rps, 6.0))
         fixed = _row(run_id, i, w, "eoslab", "fixed_load", NOT_IN_ROUNDS, -1, float(w.rate), w.duration_s)
         summary.append(fixed)

@@ -1,0 +1,166 @@
+"""Lab 06's reference figures and the figures each known wrong decision gives, from the raw Parquet with
+pandas and numpy: what :mod:`eoslab.grading.lab06` compares an answer with, and what the held-out runs
+(:mod:`eoslab.grading._heldout`) must tell apart.
+
+A check names a wrong decision when the answer gives every figure that decision gives. That names the
+learner's own decision only if no other decision gives the same figures too: where two coincide, the first
+one listed is named whatever the learner did (issue 22: the Java tool's rows mixed in, named "ratio of
+medians" on some seeds). No order of the list cures that, since the two answers are then the same numbers
+and one of them is misnamed either way; only runs on which they differ do. :func:`confusable` finds a pair
+of decisions that a set of runs cannot tell apart, and the held-out runs are drawn until there is none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+REL_TOL = 1e-6  # the same arithmetic on the same numbers: only float rounding differs
+PCT_REL_TOL = 0.02  # percentile_approx picks a sample, numpy interpolates: both bounded, plus this
+PCT_ABS_TOL_MS = 0.5
+TXN_BASELINE = "idempotent"
+RIGHT = "right"
+"""The key of the right figures in every answer set; every other key is a wrong decision's hint."""
+
+Figures = dict[Any, Any]
+"""Per key (a (run, label) or a label): a figure, or the (lower, higher) bounds of a percentile."""
+
+
+def _harness_rounds(s: pd.DataFrame) -> pd.DataFrame:
+    return s[(s.phase == "saturation") & (s.client == "eoslab") & (s["round"] >= 0)]
+
+
+def _spread(rows: pd.DataFrame, by: list[str], centre: str = "median", col: str = "records_per_s") -> Figures:
+    g = rows.groupby(by)[col]
+    out = (g.max() - g.min()) / (g.median() if centre == "median" else g.mean())
+    return {k: float(v) for k, v in out.items()}
+
+
+def spread_answers(s: pd.DataFrame) -> dict[str, Figures]:
+    """t1: the right spread per (run, label), and what each wrong choice of rows or centre gives."""
+    sat = s[s.phase == "saturation"]
+    return {
+        RIGHT: _spread(_harness_rounds(s), ["run", "label"]),
+        "the Java tool's rows (client 'java') are mixed in: they are not rounds of the harness": _spread(
+            sat, ["run", "label"]
+        ),
+        "the fixed-load rows (phase 'fixed_load') are mixed in: a fixed load is not a throughput": _spread(
+            s[s.client == "eoslab"], ["run", "label"]
+        ),
+        "every row of the summary is in: keep the harness's saturation rounds only": _spread(s, ["run", "label"]),
+        "the spread is divided by the mean: divide by the median over rounds": _spread(
+            _harness_rounds(s), ["run", "label"], "mean"
+        ),
+        "records counts what a slice sent, and slices differ in length (a slice's timer runs to its last ack): "
+        "take records_per_s": _spread(_harness_rounds(s), ["run", "label"], col="records"),
+    }
+
+
+def _per_round_cost(s: pd.DataFrame, baseline: str, rows: pd.DataFrame | None = None) -> pd.DataFrame:
+    r = _harness_rounds(s) if rows is None else rows
+    base = r[r.label == baseline][["run", "round", "records_per_s"]].rename(columns={"records_per_s": "base"})
+    out = r.merge(base, on=["run", "round"])
+    return out.assign(cost=1 - out.records_per_s / out.base)
+
+
+def cost_answers(s: pd.DataFrame, baseline: str = TXN_BASELINE) -> dict[str, Figures]:
+    """t2: per transactional label, the right cost and what pooled, unpaired or Java-mixed answers give."""
+    txn = sorted(s[(s["mode"] == "transactional") & (s.client == "eoslab")].label.unique())
+    rounds = _harness_rounds(s)
+    per_run = _per_round_cost(s, baseline).groupby(["run", "label"]).cost.median()
+    med = rounds.groupby(["run", "label"]).records_per_s.median().unstack("label")
+    unpaired = (1 - med.div(med[baseline], axis=0)).stack()
+    means = rounds.groupby("label").records_per_s.mean()
+    sat = s[s.phase == "saturation"]
+    java_mixed = _per_round_cost(s, baseline, sat).groupby(["run", "label"]).cost.median()
+
+    def across(per: pd.Series, how: str = "median") -> Figures:
+        g = per.groupby(level="label")
+        return {k: float(v) for k, v in (g.median() if how == "median" else g.mean()).items() if k in txn}
+
+    return {
+        RIGHT: across(per_run),
+        "throughputs are pooled over runs before the ratio: laptops of different speed and runs of different "
+        "length then weigh unevenly; take each run's ratio first": {
+            k: float(1 - means[k] / means[baseline]) for k in txn
+        },
+        "the ratio is taken between medians over rounds, not round by round: a machine that drifts between "
+        "rounds then counts as cost; divide by the baseline of the SAME round": across(unpaired),
+        "the Java tool's rows are mixed in (they share round -1): keep the harness's rounds": across(java_mixed),
+        "runs are combined with the mean: the median over runs lets no single laptop decide": across(per_run, "mean"),
+    }
+
+
+def _p99(v: pd.Series, method: str = "linear") -> float:
+    return float(np.percentile(v.to_numpy(dtype=float), 99, method=method))  # type: ignore[call-overload]
+
+
+def tail_answers(samples: pd.DataFrame) -> dict[str, Figures]:
+    """t3: per label, the right p99 and the pooled, mean-combined and wrong-kind ones, each as bounds (numpy's
+    lower and higher interpolation: Spark's percentile_approx returns one of the samples)."""
+
+    def per_run(rows: pd.DataFrame, method: str) -> pd.Series:
+        return rows.groupby(["label", "run"]).latency_ms.apply(lambda v: _p99(v, method))
+
+    def bounds(rows: pd.DataFrame, combine: str = "median", pooled: bool = False) -> Figures:
+        if pooled:
+            return {k: (_p99(g.latency_ms, "lower"), _p99(g.latency_ms, "higher")) for k, g in rows.groupby("label")}
+        lo, hi = (getattr(per_run(rows, m).groupby(level="label"), combine)() for m in ("lower", "higher"))
+        return {k: (float(lo[k]), float(hi[k])) for k in lo.index}
+
+    ack = samples[samples.kind == "ack"]
+    return {
+        RIGHT: bounds(ack),
+        "the samples of every run are pooled: the run with the most samples decides; take each run's p99 "
+        "first, then the median over runs": bounds(ack, pooled=True),
+        "runs are combined with the mean: one slow laptop pulls it up; take the median over runs": bounds(ack, "mean"),
+        "end-to-end samples are mixed in: the producer waits for its ack (kind 'ack') only": bounds(
+            samples[samples.kind != "ack"]
+        ),
+    }
+
+
+def accepted(w: Any) -> tuple[float, float]:
+    """The range of answers taken for the figure ``w``: a figure give or take float rounding, or a
+    percentile's (lower, higher) bounds widened by what percentile_approx may differ by."""
+    if isinstance(w, tuple):
+        lo, hi = w
+        return lo - max(PCT_ABS_TOL_MS, PCT_REL_TOL * abs(lo)), hi + max(PCT_ABS_TOL_MS, PCT_REL_TOL * abs(hi))
+    tol = REL_TOL * max(1.0, abs(w))
+    return w - tol, w + tol
+
+
+def close(g: float, w: Any) -> bool:
+    """Whether the answer ``g`` is taken for the figure ``w``."""
+    lo, hi = accepted(w)
+    return bool(lo <= g <= hi)
+
+
+def _apart(a: Mapping[Any, Any], b: Mapping[Any, Any], keys: list[Any]) -> bool:
+    """Some key on which no answer can be taken for both: one decision lacks it, or their ranges are disjoint."""
+    for k in keys:
+        if k not in a or k not in b:
+            return True
+        (alo, ahi), (blo, bhi) = accepted(a[k]), accepted(b[k])
+        if ahi < blo or bhi < alo:
+            return True
+    return False
+
+
+def confusable(summary: pd.DataFrame, samples: pd.DataFrame) -> str | None:
+    """The first two decisions (right or wrong) of a task that these runs cannot tell apart, as words, or
+    None when every decision of every task gives figures no other decision's answer is taken for."""
+    for task, answers in (
+        ("t1", spread_answers(summary)),
+        ("t2", cost_answers(summary)),
+        ("t3", tail_answers(samples)),
+    ):
+        keys, names = list(answers[RIGHT]), list(answers)
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if not _apart(answers[a], answers[b], keys):
+                    return f"{task}'s {a.split(':')[0]!r} and {b.split(':')[0]!r}"
+    return None
