@@ -167,11 +167,11 @@ def _run(
     nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     km = AsyncKernelManager(kernel_name=_THIS_PYTHON, kernel_spec_manager=_this_python_specs())
     client = NotebookClient(nb, km=km, timeout=cell_timeout, record_timing=True)
-    deadline = time.monotonic() + notebook_limit
     with (
         KERNEL_LOG.open("a", encoding="utf-8") as log,
         client.setup_kernel(cwd=str(path.parent), env=dict(env), stdout=log, stderr=log, cleanup_kc=True),
     ):
+        deadline = time.monotonic() + notebook_limit  # from a started kernel: the limit is the cells'
         for index, cell in enumerate(nb.cells):
             if not runs(cell):
                 continue
