@@ -107,7 +107,8 @@ def measure_times(
             try:
                 error = _run(nb, name, cells, lambda: advance(bar, 1), cell_timeout, notebook_limit, kernel_env)
             except KeyboardInterrupt:
-                _save(path, name, _entry(cells, started, backend, f"{name}: interrupted after {len(cells)} cells"))
+                if cells:  # before its first cell ended, an earlier measurement of this notebook is worth more
+                    _save(path, name, _entry(cells, started, backend, f"{name}: interrupted after {len(cells)} cells"))
                 raise
             except Exception as exc:  # noqa: BLE001 - one notebook that cannot run must not stop the others
                 error = f"{name}: could not run ({type(exc).__name__}: {_first_line(exc)})"
