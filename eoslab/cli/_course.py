@@ -103,6 +103,7 @@ def _course_refusal(args: argparse.Namespace, root: Path) -> str | None:
         ("--wpm", args.wpm, True),
         ("--lab-minutes-per-task", args.lab_minutes_per_task, False),
         ("--notebook-limit", args.notebook_limit, True),
+        ("--cell-timeout", args.cell_timeout, True),
     ):
         if isinstance(found := _number(text, option, above_zero=above_zero), str):
             return found
@@ -125,7 +126,7 @@ def _measure(args: argparse.Namespace, root: Path, notebooks: list[Path] | None,
             root,
             to_measure(root, notebooks, labs=args.labs),
             times_file=times,
-            cell_timeout=args.cell_timeout,
+            cell_timeout=math.ceil(float(args.cell_timeout)),
             notebook_limit=float(args.notebook_limit),
             env={"EOSLAB_BACKEND": args.backend} if args.backend else None,
             backend=backend_name(args),
@@ -200,7 +201,12 @@ def _course_parser(sub: Subparsers) -> None:
     )
     s.add_argument("--times", metavar="FILE", help=f"the times file (default: {TIMES_FILE} in the course)")
     s.add_argument("--course", metavar="DIR", help="the course's folder (default: this course)")
-    s.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT, help="with --measure: seconds per cell")
+    s.add_argument(
+        "--cell-timeout",
+        default=str(CELL_TIMEOUT),
+        metavar="S",
+        help=f"with --measure: seconds per cell ({CELL_TIMEOUT})",
+    )
     s.add_argument(
         "--notebook-limit",
         default=str(NOTEBOOK_LIMIT),

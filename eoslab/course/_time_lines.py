@@ -105,7 +105,7 @@ def _rewrite(path: Path, change: Callable[[str], str]) -> bool:
     for old, line in swaps:
         text = _swap(text, old, line)
     if text is None or json.loads(text) != nb:
-        # The line is not one JSON string of its own (a source kept as one string, or twice the same line):
+        # The line is not found once in the file's text (the same line twice, or escaped another way):
         # write the notebook as nbformat writes it.
         text = json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     path.write_text(text, encoding="utf-8")
@@ -113,11 +113,13 @@ def _rewrite(path: Path, change: Callable[[str], str]) -> bool:
 
 
 def _swap(text: str | None, old: str, new: str) -> str | None:
-    """``text`` with the JSON string of ``old`` replaced by that of ``new``, if it occurs exactly once."""
+    """``text`` with ``old`` replaced by ``new`` where it occurs exactly once as JSON: a line that is a string of
+    its own (a source kept as a list of lines), else inside a longer string (a source kept as one string)."""
     if text is None:
         return None
     for ascii_only in (False, True):
-        was = json.dumps(old, ensure_ascii=ascii_only)
-        if text.count(was) == 1:
-            return text.replace(was, json.dumps(new, ensure_ascii=ascii_only))
+        was, now = json.dumps(old, ensure_ascii=ascii_only), json.dumps(new, ensure_ascii=ascii_only)
+        for a, b in ((was, now), (was[1:-1], now[1:-1])):
+            if a and text.count(a) == 1:
+                return text.replace(a, b)
     return None

@@ -217,6 +217,54 @@ def test_write_notebooks_changes_the_time_lines_and_nothing_else(tmp_path: Path)
     assert write_time_lines(root, course) == []  # said already: nothing to write
 
 
+def test_write_notebooks_keeps_a_source_held_as_one_string(tmp_path: Path) -> None:
+    """nbformat also reads a cell's source as one string, and keys in any order (as notebooks 04 and 06 are
+    written): the Time line is swapped inside that string, and the file's text changes on that line only."""
+    root = _make_course(tmp_path)
+    path = root / "notebooks" / "00_alpha.ipynb"
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        cell["source"] = "".join(cell["source"])
+    nb["cells"] = [dict(reversed(list(cell.items()))) for cell in nb["cells"]]  # keys unsorted
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    _times(root, ALL_MEASURED)
+    before = path.read_text()
+    write_time_lines(root, course_time(root, wpm=13))
+    assert _changed_lines(before, path.read_text()) == [
+        '-    "source": "## Overview\\n\\n**Time:** teaching ~15 min · no lab",',
+        '+    "source": "## Overview\\n\\n**Time:** teaching ~5 min · no lab",',
+    ]
+
+
+def test_write_notebooks_on_a_copy_of_the_course_changes_one_line_a_notebook(tmp_path: Path) -> None:
+    """The course's own files, as they are formatted: each module's Time line and the index's rows change,
+    nothing else, and the map still says what each notebook says (tests/unit/test_course_shape.py)."""
+    import shutil
+
+    for folder in ("notebooks", "solutions"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    modules = course_time(tmp_path).modules
+    cells = {
+        m.notebook: {c["id"]: 3.0 for c in json.loads((tmp_path / m.notebook).read_text())["cells"]} for m in modules
+    }
+    _times(tmp_path, cells)
+    before = {p: p.read_text() for p in (tmp_path / "notebooks").glob("*.ipynb")}
+    course = course_time(tmp_path, wpm=60)  # slower reading: the times move
+    written = write_time_lines(tmp_path, course)
+    restated = [p for p in written if p.name != "index.ipynb"]
+    assert restated and written[-1].name == "index.ipynb"
+    for path, text in before.items():
+        changed = _changed_lines(text, path.read_text())
+        want = 2 * len(restated) if path.name == "index.ipynb" else 2 * (path in restated)
+        assert len(changed) == want, f"{path.name}: {changed}"
+    index = (tmp_path / "notebooks" / "index.ipynb").read_text()
+    for m in course.modules:
+        nb = json.loads((tmp_path / m.notebook).read_text())
+        lines = [t for c in nb["cells"] for t in "".join(c["source"]).split("\n") if t.startswith("**Time:**")]
+        line = lines[0]
+        assert f"| {line.removeprefix('**Time:** ')} |" in index, f"{m.notebook}: the map says another time"
+
+
 def test_rounding_is_up_to_five_minutes() -> None:
     assert [rounded(m) for m in (0.0, 0.4, 5.0, 5.01, 12.5, 15.0, 59.9)] == [5, 5, 5, 10, 15, 15, 60]
 
@@ -243,6 +291,7 @@ def _one_sentence(capsys: pytest.CaptureFixture[str]) -> str:
         (["--wpm", "fast"], "--wpm 'fast': give a number above 0."),
         (["--wpm", "0"], "--wpm '0': give a number above 0."),
         (["--lab-minutes-per-task", "-1"], "--lab-minutes-per-task '-1': give a number of 0 or more."),
+        (["--cell-timeout", "-5"], "--cell-timeout '-5': give a number above 0."),
         (["--labs"], "--labs goes with --measure"),
         (["notebooks/99_nothing.ipynb"], "notebooks/99_nothing.ipynb: no such notebook"),
     ],
