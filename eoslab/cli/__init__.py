@@ -6,7 +6,7 @@ every subcommand's parser beside its handler and lists them in its ``PARSERS``:
 
 - ``_cluster``: up, down, reset, status, kill, stop, start, pause, resume, logs, heal
 - ``_kit``: render, setup
-- ``_course``: workshop, doctor, lab
+- ``_course``: workshop, doctor, course, lab
 - ``_grade``: submit, grade, labs
 - ``_image``: image
 - ``_bench``: bench
@@ -38,6 +38,7 @@ HELP_ORDER = (
     "setup",
     "workshop",
     "doctor",
+    "course",
     "submit",
     "grade",
     "lab",
