@@ -9,13 +9,14 @@ import hashlib
 import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from eoslab.errors import EoslabError
 from eoslab.grading import Report, TaskResult, _submission
 
-CHECK = {
+CHECK: dict[str, Any] = {
     "cell_type": "code",
     "id": "c1",
     "metadata": {"eoslab": {"grade": {"task": "t1", "points": 2, "title": "the answer"}}},
@@ -26,7 +27,7 @@ CHECK = {
 """The graded cell of every test lab, as the instructor's course has it."""
 
 
-def notebook(answer: int, check: dict[str, object] = CHECK) -> str:
+def notebook(answer: int, check: dict[str, Any] = CHECK) -> str:
     return json.dumps({"cells": [check], "metadata": {}, "nbformat": 4, "nbformat_minor": 5, "answer": answer})
 
 
