@@ -20,7 +20,12 @@ def _grade_class(args: argparse.Namespace) -> int:
     root = Path(args.class_dir)
     try:
         book = grading.grade_class(
-            root, rerun=args.rerun, workers=args.workers, limit=args.limit, cell_timeout=args.cell_timeout
+            root,
+            rerun=args.rerun,
+            course=args.course,
+            workers=args.workers,
+            limit=args.limit,
+            cell_timeout=args.cell_timeout,
         )
     except KeyboardInterrupt:
         print(
@@ -68,6 +73,12 @@ def _grade_parser(sub: Subparsers) -> None:
         default=True,
         help="with --class: grade every notebook again with this kit (the default); --no-rerun counts the learners' "
         "own reports instead, and the gradebook says they are untrusted",
+    )
+    s.add_argument(
+        "--course",
+        metavar="DIR",
+        help="with --class: your course folder, whose solutions/ (or labs/) the check cells are taken from "
+        "(default: this course)",
     )
     s.add_argument(
         "--workers", metavar="N", type=_workers, default=1, help="with --class: notebooks graded at once (default 1)"

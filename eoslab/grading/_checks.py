@@ -8,6 +8,7 @@ build a score report without parsing tracebacks.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -16,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from eoslab.errors import GradingError
+from eoslab.grading import _forbidden
 
 GRADE_LOG_ENV = "EOSLAB_GRADE_LOG"
 
@@ -72,15 +74,30 @@ def verdict(
     return v
 
 
+def _refused(module: str, task: str, answers: list[Any]) -> tuple[str, str] | None:
+    try:
+        return _forbidden.refusal(module, task, answers)
+    except Exception:  # noqa: BLE001 - a cell that cannot be read is judged by the check, and by eoslab grade
+        return None
+
+
 def guarded(task: str, points: float = 1.0) -> Callable[[Callable[..., Verdict]], Callable[..., Verdict]]:
     """Turn any unexpected exception inside a check into a failed verdict with its sentence.
 
     A learner's TODO left as ``None`` or an answer of the wrong type must read as a
-    failed task with a hint, not a traceback from inside the kit.
+    failed task with a hint, not a traceback from inside the kit. And before any work, an
+    answer whose cell uses a kit function that computes it (:mod:`eoslab.grading._forbidden`)
+    is refused with the rule.
     """
 
     def wrap(fn: Callable[..., Verdict]) -> Callable[..., Verdict]:
+        @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Verdict:
+            hit = _refused(fn.__module__, task, [*args, *kwargs.values()])
+            if hit is not None:
+                entry, where = hit
+                saw = _forbidden.saw(entry, where)
+                return verdict(task, False, ok="", saw=saw, hint=_forbidden.sentence(task, entry), points=points)
             try:
                 return fn(*args, **kwargs)
             except CheckFailed:
@@ -95,8 +112,6 @@ def guarded(task: str, points: float = 1.0) -> Callable[[Callable[..., Verdict]]
                     points=points,
                 )
 
-        run.__name__ = fn.__name__
-        run.__doc__ = fn.__doc__
         return run
 
     return wrap

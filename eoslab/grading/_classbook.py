@@ -2,8 +2,9 @@
 
 A report is checked by the sha256 of the notebook beside it, so a learner who edits both passes:
 a report can say who graded what, never how well. So the class grade is the instructor's own
-rerun of every notebook (:mod:`eoslab.grading._classrun`: parallel, resumable), and a learner's
-report is shown beside it as ``self-reported``, never counted alone. ``rerun=False`` keeps the
+rerun of every notebook (:mod:`eoslab.grading._classrun`: parallel, resumable), with the course's
+own check cells (:mod:`eoslab.grading._trusted`: restored by id, tampering scored 0), and a
+learner's report is shown beside it as ``self-reported``, never counted alone. ``rerun=False`` keeps the
 old way (reports counted when their sha256 matches); its gradebook says on every row, and its
 summary in its first line, that those grades are self-reported and untrusted.
 """
@@ -23,6 +24,7 @@ from eoslab.grading._classrun import JOURNAL, Job, append_journal, order, read_j
 from eoslab.grading._gradebook import NOTEBOOK_LIMIT, check_report, learner_rows, summary, write_gradebook
 from eoslab.grading._handins import FOLDER_CHECK, HandIn, gather
 from eoslab.grading._report import CELL_TIMEOUT
+from eoslab.grading._trusted import check_course, default_course
 
 GRADEBOOK = "gradebook.csv"
 RERUN = "instructor rerun"
@@ -149,6 +151,7 @@ def _rerun(
     hand_ins: list[HandIn],
     notes: list[str],
     *,
+    course: Path,
     workers: int,
     grade: tuple[float, int],
     say: Callable[[str], None] | None,
@@ -156,7 +159,7 @@ def _rerun(
     """Grade what the journal lacks, the gradebook rewritten after every notebook (see ``_classrun``)."""
     from eoslab._progress import progress_bar
 
-    jobs = {h.learner: [Job.of(h.learner, nb, h.runs) for nb in h.notebooks] for h in hand_ins}
+    jobs = {h.learner: [Job.of(h.learner, nb, h.runs, course) for nb in h.notebooks] for h in hand_ins}
     journal, path = root / JOURNAL, root / GRADEBOOK
     results = read_journal(journal)
     todo = order([j for js in jobs.values() for j in js if j.key not in results])
@@ -204,6 +207,7 @@ def grade_class(
     root: str | Path,
     *,
     rerun: bool = True,
+    course: str | Path | None = None,
     workers: int = 1,
     limit: float = NOTEBOOK_LIMIT,
     cell_timeout: int = CELL_TIMEOUT,
@@ -212,14 +216,18 @@ def grade_class(
     """Grade what the class handed in under ``root`` (archives and folders) into ``root/gradebook.csv``.
 
     With ``rerun`` (the default) every notebook is graded again by this kit on ``workers`` processes
-    (0: in this process), resuming from ``root/gradebook.jsonl``; without it, the learners' reports
-    are counted, marked untrusted. ``progress`` gets a line per notebook graded (default: printed
-    above the progress bar).
+    (0: in this process), resuming from ``root/gradebook.jsonl``, its check cells taken from the labs
+    of ``course`` (default: the course this kit runs from, else the current folder); without it, the
+    learners' reports are counted, marked untrusted. ``progress`` gets a line per notebook graded
+    (default: printed above the progress bar).
     """
     root = Path(root)
     if workers < 0:
         raise GradingError(f"--workers {workers}: give 1 or more worker processes.")
+    home = Path(course) if course is not None else default_course()
+    if rerun:
+        check_course(home)
     hand_ins, notes = gather(root)
     if rerun:
-        return _rerun(root, hand_ins, notes, workers=workers, grade=(limit, cell_timeout), say=progress)
+        return _rerun(root, hand_ins, notes, course=home, workers=workers, grade=(limit, cell_timeout), say=progress)
     return _self_reported_book(root, hand_ins, notes, grade=(limit, cell_timeout), say=progress or print)

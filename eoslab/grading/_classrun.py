@@ -33,6 +33,7 @@ from typing import Any
 
 from eoslab.errors import EoslabError, GradingError
 from eoslab.grading._report import Report, grade_notebook, stop_nbval_runs
+from eoslab.grading._trusted import default_course, trusted_copy
 
 SHARED: dict[str, str] = {
     "lab04": "writes random transactions to fresh topics of its own and reads them back; breaks no node, "
@@ -72,22 +73,24 @@ def runs_alone(notebook: str, runs: Path | None) -> bool:
 
 @dataclass(frozen=True)
 class Job:
-    """One notebook to grade: whose, where (its copy in the work folder), its sha256, the learner's runs."""
+    """One notebook to grade: whose, where (its copy in the work folder), its sha256, the learner's runs,
+    and the course whose labs its check cells are taken from (:mod:`eoslab.grading._trusted`)."""
 
     learner: str
     notebook: Path
     sha256: str
     runs: Path | None
     alone: bool
+    course: Path | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.learner, self.notebook.name, self.sha256)
 
     @classmethod
-    def of(cls, learner: str, notebook: Path, runs: Path | None) -> Job:
+    def of(cls, learner: str, notebook: Path, runs: Path | None, course: Path | None = None) -> Job:
         sha = hashlib.sha256(notebook.read_bytes()).hexdigest()
-        return cls(learner, notebook, sha, runs, runs_alone(notebook.name, runs))
+        return cls(learner, notebook, sha, runs, runs_alone(notebook.name, runs), course)
 
 
 def pick(pending: list[Job], running: list[Job], workers: int) -> list[Job]:
@@ -187,12 +190,14 @@ def _runs_env(runs: Path) -> Iterator[None]:
 
 
 def grade_job(job: Job, limit: float, cell_timeout: int) -> dict[str, Any]:
-    """Grade one notebook with the instructor's kit; the learner's own report beside it is left alone."""
+    """Grade one notebook with the instructor's kit and the course's check cells; the learner's own report
+    beside it is left alone. A notebook refused or found tampering scores 0 and says why."""
     runs = job.runs if job.runs is not None else job.notebook.parent.parent / "runs"  # none sent: an empty one
     runs.mkdir(parents=True, exist_ok=True)
     with _runs_env(runs):
         try:
-            report = grade_notebook(job.notebook, timeout=limit, cell_timeout=cell_timeout, write=False)
+            rerun = trusted_copy(job.notebook, job.course or default_course())
+            report = grade_notebook(rerun, timeout=limit, cell_timeout=cell_timeout, write=False)
         except EoslabError as exc:  # a broken notebook costs its learner only
             return result_row(job, None, str(exc))
     return result_row(job, report)

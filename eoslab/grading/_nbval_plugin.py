@@ -5,6 +5,10 @@ inserts a cell; this plugin records each cell's id, tags and ``eoslab`` metadata
 with its outcome, so graded cells are found by what they are, not where they are.
 Timeouts and the xfails nbval marks after a timeout are recorded as such (and
 count as failed).
+
+The outcomes are the grader's, not the notebook's: the file's path is taken out of the
+environment before nbval starts the kernel (which inherits it), and the rows are kept here and
+written once, at the end of the session, over anything else that wrote there meanwhile.
 """
 
 from __future__ import annotations
@@ -17,14 +21,26 @@ import pytest
 
 OUTCOMES_ENV = "EOSLAB_GRADE_OUTCOMES"
 
+_OUT: dict[str, Any] = {"path": None, "rows": []}
+
+
+def pytest_configure(config: Any) -> None:
+    _OUT["path"] = os.environ.pop(OUTCOMES_ENV, None)  # before any kernel starts: a learner's cell never sees it
+    _OUT["rows"] = []
+
+
+def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
+    if _OUT["path"]:
+        with open(_OUT["path"], "w") as fh:
+            fh.writelines(json.dumps(row) + "\n" for row in _OUT["rows"])
+
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: Any, call: Any) -> Any:
     outcome = yield
     report = outcome.get_result()
     cell = getattr(item, "cell", None)
-    path = os.environ.get(OUTCOMES_ENV)
-    if cell is None or path is None:
+    if cell is None or _OUT["path"] is None:
         return
     if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
         return
@@ -40,5 +56,4 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
         "duration": round(report.duration, 2),
         "error_tail": text.strip().splitlines()[-1][:400] if text.strip() else "",
     }
-    with open(path, "a") as fh:
-        fh.write(json.dumps(row) + "\n")
+    _OUT["rows"].append(row)

@@ -3,7 +3,8 @@
 A graded cell is a code cell whose metadata has ``{"eoslab": {"grade": {"task": ..., "points": ...,
 "title": ...}}}`` (cells are found by that, never by position). A task passes when its
 cell ran to the end (not errored, not timed out, not xfailed after a timeout) AND its
-check recorded a passing verdict in the grading log.
+check recorded a passing verdict in the grading log AND its answer cells, read by this
+process, use no kit function that computes the answer (:mod:`eoslab.grading._forbidden`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from typing import Any
 from eoslab._version import __version__
 from eoslab.errors import EoslabError, GradingError
 from eoslab.grading._checks import GRADE_LOG_ENV
+from eoslab.grading._forbidden import forbidden_answers
 from eoslab.grading._nbval_plugin import OUTCOMES_ENV
 
 CELL_TIMEOUT = 120
@@ -158,9 +161,14 @@ def _judge_cell(out: dict[str, Any] | None, ver: dict[str, Any] | None, cell_tim
 
 
 def score(
-    nb: dict[str, Any], outcomes: list[dict[str, Any]], verdicts: list[dict[str, Any]], cell_timeout: int = CELL_TIMEOUT
+    nb: dict[str, Any],
+    outcomes: list[dict[str, Any]],
+    verdicts: list[dict[str, Any]],
+    cell_timeout: int = CELL_TIMEOUT,
+    refused: Mapping[str, str] | None = None,
 ) -> tuple[list[TaskResult], list[str]]:
-    """Pure: the tasks' results from the notebook, the cell outcomes and the checks' verdicts."""
+    """Pure: the tasks' results from the notebook, the cell outcomes and the checks' verdicts; a task in
+    ``refused`` (task -> why) fails with that sentence whatever its check said."""
     by_cell = {o["cell_id"]: o for o in outcomes}
     last_verdict = {v["task"]: v for v in verdicts}
     results = []
@@ -168,6 +176,8 @@ def score(
         task, max_points = str(g["task"]), float(g.get("points", 1))
         title = g.get("title", "")
         passed, msg = _judge_cell(by_cell.get(g["cell_id"]), last_verdict.get(task), cell_timeout)
+        if refused and task in refused:
+            passed, msg = False, refused[task]
         results.append(TaskResult(task, title, max_points if passed else 0.0, max_points, passed, msg, g["cell_id"]))
     graded_ids = {g["cell_id"] for g in graded_cells(nb)}
     others = [
@@ -200,7 +210,8 @@ def grade_notebook(
             _run_nbval(path, outcomes_file, log_file, cell_timeout, timeout)
         except EoslabError as exc:
             timed_out = str(exc)
-        tasks, others = score(nb, _read_jsonl(outcomes_file), _read_jsonl(log_file), cell_timeout)
+        refused = forbidden_answers(nb)
+        tasks, others = score(nb, _read_jsonl(outcomes_file), _read_jsonl(log_file), cell_timeout, refused)
     if timed_out:
         tasks = [TaskResult(t.task, t.title, 0.0, t.max_points, False, timed_out, t.cell_id) for t in tasks]
     report = Report(

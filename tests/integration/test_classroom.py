@@ -72,8 +72,20 @@ def _class(root: Path, learners: dict[str, dict[str, bool]]) -> Path:
     return klass
 
 
+def _instructor(root: Path) -> Path:
+    """The instructor's course, beside the class folder: the sample's solution as each lab, which the
+    rerun takes the check cells from (``--course``)."""
+    if not root.is_dir():
+        (root / "solutions").mkdir(parents=True)
+        for lab in ("lab04_a.ipynb", "lab99_b.ipynb"):
+            (root / "solutions" / lab).write_text(_notebook(lab, solved=True))
+    return root
+
+
 def _argv(klass: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "eoslab.cli", "grade", "--class", str(klass), "--cell-timeout", "60", *extra]
+    course = _instructor(klass.parent / "instructor")
+    argv = [sys.executable, "-m", "eoslab.cli", "grade", "--class", str(klass), "--course", str(course)]
+    return [*argv, "--cell-timeout", "60", *extra]
 
 
 def _grade(klass: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -1,5 +1,6 @@
 """What the classroom's unit tests share: a course whose labs' "grade" is their answer (42 is right),
-reports, archives changed after `eoslab submit`, and a stand-in for nbval that reads the answer."""
+the instructor's course their check cell is restored from, reports, archives changed after `eoslab
+submit`, and a stand-in for nbval that reads the answer."""
 
 from __future__ import annotations
 
@@ -8,15 +9,34 @@ import hashlib
 import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from eoslab.errors import EoslabError
 from eoslab.grading import Report, TaskResult, _submission
 
+CHECK: dict[str, Any] = {
+    "cell_type": "code",
+    "id": "c1",
+    "metadata": {"eoslab": {"grade": {"task": "t1", "points": 2, "title": "the answer"}}},
+    "source": "lab.check_answer(answer)",
+    "outputs": [],
+    "execution_count": None,
+}
+"""The graded cell of every test lab, as the instructor's course has it."""
 
-def notebook(answer: int) -> str:
-    return json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5, "answer": answer})
+
+def notebook(answer: int, check: dict[str, Any] = CHECK) -> str:
+    return json.dumps({"cells": [check], "metadata": {}, "nbformat": 4, "nbformat_minor": 5, "answer": answer})
+
+
+def instructor_course(root: Path, labs: tuple[str, ...] = ("lab01_a", "lab04_b", "lab06_cost")) -> Path:
+    """The instructor's course: ``labs/`` with the check cell each learner's notebook is rerun with."""
+    (root / "labs").mkdir(parents=True)
+    for name in labs:
+        (root / "labs" / f"{name}.ipynb").write_text(notebook(0))
+    return root
 
 
 def make_course(root: Path, labs: dict[str, int], *, reports: dict[str, float] | None = None) -> Path:

@@ -9,7 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _classroom import FakeNbval, book_rows, make_course, no_jvm, notebook, quiet, report, tampered
+from _classroom import (
+    FakeNbval,
+    book_rows,
+    instructor_course,
+    make_course,
+    no_jvm,
+    notebook,
+    quiet,
+    report,
+    tampered,
+)
 
 from eoslab import cli
 from eoslab.grading import Report, _classrun, grade_class, write_submission
@@ -19,6 +29,12 @@ from eoslab.grading._classrun import Job, append_journal, pick, read_journal, ru
 @pytest.fixture(autouse=True)
 def _no_jvm(monkeypatch: pytest.MonkeyPatch) -> None:
     no_jvm(monkeypatch)
+
+
+@pytest.fixture
+def instructor(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The instructor's course, apart from the class folder (whose every sub-folder is a learner)."""
+    return instructor_course(tmp_path_factory.mktemp("instructor"))
 
 
 @pytest.fixture
@@ -78,7 +94,9 @@ def test_the_journal_keeps_whole_lines_and_the_last_result_of_a_key(tmp_path: Pa
 # -- whose score counts -------------------------------------------------------------------------------------
 
 
-def test_a_report_edited_together_with_its_notebook_does_not_raise_the_grade(tmp_path: Path, nbval: FakeNbval) -> None:
+def test_a_report_edited_together_with_its_notebook_does_not_raise_the_grade(
+    tmp_path: Path, nbval: FakeNbval, instructor: Path
+) -> None:
     klass = tmp_path / "class"
     klass.mkdir()
     course = make_course(tmp_path / "dee", {"lab01_a.ipynb": 7}, reports={"lab01_a.ipynb": 2.0})  # wrong, claims 2/2
@@ -86,7 +104,7 @@ def test_a_report_edited_together_with_its_notebook_does_not_raise_the_grade(tmp
     (klass / "eve").mkdir()
     (klass / "eve" / "lab01_a.ipynb").write_text(notebook(42))
 
-    book = grade_class(klass, workers=0, progress=quiet)
+    book = grade_class(klass, course=instructor, workers=0, progress=quiet)
 
     rows = book_rows(klass)
     dee = rows[("dee", "lab01_a.ipynb")]
@@ -108,7 +126,9 @@ def test_a_report_edited_together_with_its_notebook_does_not_raise_the_grade(tmp
     assert book_rows(klass)[("dee", "lab01_a.ipynb")]["graded by"] == "self-reported (untrusted)"
 
 
-def test_an_archive_changed_after_submit_is_not_counted_on_its_reports(tmp_path: Path, nbval: FakeNbval) -> None:
+def test_an_archive_changed_after_submit_is_not_counted_on_its_reports(
+    tmp_path: Path, nbval: FakeNbval, instructor: Path
+) -> None:
     klass = tmp_path / "class"
     klass.mkdir()
     course = make_course(tmp_path / "fay", {"lab01_a.ipynb": 7}, reports={"lab01_a.ipynb": 0.0})
@@ -121,12 +141,12 @@ def test_an_archive_changed_after_submit_is_not_counted_on_its_reports(tmp_path:
     row = book.rows[0]
     assert row["manifest"].startswith("labs/lab01_a.report.json differs from its manifest sha256")
     assert "does not match its manifest" in row["error"] and "0 graded notebooks" in book.text
-    rerun = grade_class(klass, workers=0, progress=quiet)
+    rerun = grade_class(klass, course=instructor, workers=0, progress=quiet)
     assert rerun.rows[0]["score"] == 0 and "fay: archive submission-fay-" in rerun.text  # noted, and rerun anyway
 
 
 def test_a_class_run_interrupted_halfway_resumes_with_what_is_missing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, instructor: Path
 ) -> None:
     klass = tmp_path / "class"
     for learner, answer in (("ana", 42), ("bo", 1), ("cy", 42)):
@@ -138,15 +158,17 @@ def test_a_class_run_interrupted_halfway_resumes_with_what_is_missing(
     first = FakeNbval(interrupt_at=4)
     monkeypatch.setattr(_classrun, "grade_notebook", first)
     with pytest.raises(KeyboardInterrupt):
-        grade_class(klass, workers=0, progress=quiet)
-    assert len(read_journal(klass / "gradebook.jsonl")) == 3 and len(book_rows(klass)) == 3  # written as it went
+        grade_class(klass, course=instructor, workers=0, progress=quiet)
+    # the three lab04s graded, dee's refused before any nbval run (not a notebook), the 4th nbval run interrupted
+    assert len(read_journal(klass / "gradebook.jsonl")) == 4 and len(book_rows(klass)) == 4  # written as it went
+    assert len(first.calls) == 4 and "dee/lab04_b.ipynb" not in first.calls
 
     second = FakeNbval()
     monkeypatch.setattr(_classrun, "grade_notebook", second)
-    book = grade_class(klass, workers=0, progress=quiet)
+    book = grade_class(klass, course=instructor, workers=0, progress=quiet)
     assert sorted(second.calls) == sorted(set(second.calls))
     assert set(first.calls[:3]).isdisjoint(second.calls) and first.calls[3] in second.calls
-    assert (book.graded_now, book.kept) == (4, 3) and len(first.calls[:3] + second.calls) == 7
+    assert (book.graded_now, book.kept) == (3, 4) and len(first.calls[:3] + second.calls) == 6
     rows = book_rows(klass)
     assert len(rows) == 7 and rows[("dee", "lab04_b.ipynb")]["error"].startswith("lab04_b.ipynb is not a valid")
     assert {k: r["score"] for k, r in rows.items() if k[0] != "dee"} == {
@@ -158,17 +180,19 @@ def test_a_class_run_interrupted_halfway_resumes_with_what_is_missing(
     third = FakeNbval()
     monkeypatch.setattr(_classrun, "grade_notebook", third)
     (klass / "dee" / "lab04_b.ipynb").write_text(notebook(42))  # a changed notebook: another sha256
-    book = grade_class(klass, workers=0, progress=quiet)
+    book = grade_class(klass, course=instructor, workers=0, progress=quiet)
     assert third.calls == ["dee/lab04_b.ipynb"] and book_rows(klass)[("dee", "lab04_b.ipynb")]["score"] == "2.0"
 
 
-def test_shared_labs_are_graded_first_then_those_that_run_alone(tmp_path: Path, nbval: FakeNbval) -> None:
+def test_shared_labs_are_graded_first_then_those_that_run_alone(
+    tmp_path: Path, nbval: FakeNbval, instructor: Path
+) -> None:
     for learner in ("ana", "bo"):
         (tmp_path / learner).mkdir()
         for lab in ("lab01_a.ipynb", "lab04_b.ipynb", "lab06_c.ipynb"):
             (tmp_path / learner / lab).write_text(notebook(42))
     (tmp_path / "bo" / "runs").mkdir()
-    grade_class(tmp_path, workers=0, progress=quiet)
+    grade_class(tmp_path, course=instructor, workers=0, progress=quiet)
     assert nbval.calls == [
         "ana/lab04_b.ipynb",
         "bo/lab04_b.ipynb",
@@ -179,7 +203,9 @@ def test_shared_labs_are_graded_first_then_those_that_run_alone(tmp_path: Path, 
     ]
 
 
-def test_lab06_is_graded_on_the_learners_own_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lab06_is_graded_on_the_learners_own_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, instructor: Path
+) -> None:
     seen: list[str] = []
 
     def fake(path: Path, **_: Any) -> Report:
@@ -192,7 +218,7 @@ def test_lab06_is_graded_on_the_learners_own_runs(tmp_path: Path, monkeypatch: p
     (tmp_path / "ana" / "lab06_cost.ipynb").write_text(notebook(1))
     (tmp_path / "bo").mkdir()
     (tmp_path / "bo" / "lab06_cost.ipynb").write_text(notebook(1))
-    grade_class(tmp_path, workers=0, progress=quiet)
+    grade_class(tmp_path, course=instructor, workers=0, progress=quiet)
     assert seen[0] == str(tmp_path / "ana" / "runs")
     assert Path(seen[1]).is_relative_to(tmp_path / ".unpacked") and Path(seen[1]).name == "runs"
 

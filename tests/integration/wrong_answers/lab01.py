@@ -31,6 +31,28 @@ for b in batches:
 return [g for g in groups.values() if len(g) > 1]
 """
 
+NOT_THE_ANSWER = r"^(?!.*(\b45\b|OUT_OF_ORDER)).*you predicted {}, which is not what the broker answered"
+"""Task 5's answer is the same at every run: the failure says the prediction is wrong, never the broker's answer."""
+
+KIT = r"compute this yourself: do not (call|use) {}"
+"""A kit function that computes the answer, refused from the answer cell's source before any work."""
+
+CASES_ELECT = """
+from eoslab.grading._lab01_cases import elect
+
+return elect(replicas, isr, killed)
+"""
+
+CHECKS_OWN_JUDGE = """
+candidates = {}
+for b in batches:
+    key = (b.producer_id, b.producer_epoch, b.base_sequence) if b.producer_id >= 0 else [r.value for r in b.records]
+    key = tuple(key)
+    candidates.setdefault(key, []).append(b.base_offset)
+by_offset = {b.base_offset: b for b in batches}
+return [g for g in candidates.values() if len(g) > 1 and not lab01.cases.what_it_mixes(frozenset(g), by_offset)]
+"""
+
 ROWS = [
     ("t1", "idempotence left off (librdkafka's default)", "conf = {}", r"2 copies on disk"),
     ("t1", "acks=0: one copy, but no ack to lose", 'conf = {"acks": 0}', r"acks=0"),
@@ -51,6 +73,18 @@ ROWS = [
     ("t3", "the next replica, ISR ignored", "return next(r for r in replicas if r != killed)", None),
     ("t4", "the broker forgets a disconnected producer", 'answer = "a"', r"saw 'a'"),
     ("t4", "the 5-batch window", 'answer = "d"', r"saw 'd'"),
-    ("t5", "the broker deduplicates anything", "predicted_error = 0", r"45 \(OUT_OF_ORDER_SEQUENCE_NUMBER\)"),
-    ("t5", "an epoch error", 'predicted_error = "INVALID_PRODUCER_EPOCH"', r"expected 45"),
+    ("t5", "the broker deduplicates anything", "predicted_error = 0", NOT_THE_ANSWER.format("0")),
+    (
+        "t5",
+        "an epoch error",
+        'predicted_error = "INVALID_PRODUCER_EPOCH"',
+        NOT_THE_ANSWER.format("'INVALID_PRODUCER_EPOCH'"),
+    ),
+    (
+        "t2",
+        "the check's own judge of a group",
+        CHECKS_OWN_JUDGE,
+        KIT.format(r"eoslab\.grading\._lab01_cases\.what_it_mixes"),
+    ),
+    ("t3", "the check's own election", CASES_ELECT, KIT.format(r"eoslab\.grading\._lab01_cases\.elect")),
 ]

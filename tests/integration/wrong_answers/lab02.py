@@ -31,6 +31,31 @@ owners = [b.broker_id for b in blocks if b.first_producer_id <= pid <= b.next_pr
 return owners[0] if owners else None
 """
 
+NOT_THE_COUNT = r"^(?!.*\b3\b)t4: saw you predicted {}, which is not the count"
+"""Task 4's answer is the same at every run: the failure says the prediction is wrong, never the count (3)."""
+
+KIT = r"compute this yourself: do not (call|use) {}"
+"""A kit function that computes the answer, refused from the answer cell's source before any work."""
+
+BLOCK_OF_HELPER = """
+b = ins.block_of(pid, blocks)
+return b.broker_id if b is not None else None
+"""
+
+NEXT_BLOCK_HELPER = """
+from eoslab.demos.pid_ranges import next_block
+
+b = next_block(blocks, broker, last_id)
+return (b.first_producer_id, b.next_producer_id)
+"""
+
+ASK_THE_BROKER = """
+from eoslab.demos import pid_ranges
+
+b = pid_ranges.current_block(cluster, broker)
+return (b.first_producer_id, b.next_producer_id)
+"""
+
 ROWS = [
     ("t1", "an inclusive end", "first = pid // 1000 * 1000\nreturn (first, first + 999)", r"block_of\(0\)"),
     ("t1", "blocks counted from 1", "first = pid // 1000 * 1000 + 1\nreturn (first, first + 1000)", None),
@@ -41,6 +66,9 @@ ROWS = [
     ("t3", "the newest block of the broker", NEWEST_OF_THE_BROKER, r"past 90 %.*prefetch"),
     ("t3", "the block of the last id", BLOCK_OF_LAST_ID, r"the last id of its block"),
     ("t3", "the next 1000 ids", NEXT_THOUSAND, r"the last id of its block"),
-    ("t4", "no prefetch: one request per 1000 ids", "predicted_allocations = 2", r"expected 3"),
-    ("t4", "one request per producer", "predicted_allocations = 2000", r"expected 3"),
+    ("t4", "no prefetch: one request per 1000 ids", "predicted_allocations = 2", NOT_THE_COUNT.format(2)),
+    ("t4", "one request per producer", "predicted_allocations = 2000", NOT_THE_COUNT.format(2000)),
+    ("t2", "the kit's block_of", BLOCK_OF_HELPER, KIT.format(r"eoslab\.inspect\.block_of")),
+    ("t3", "the notebook's next_block", NEXT_BLOCK_HELPER, KIT.format(r"eoslab\.demos\.pid_ranges\.next_block")),
+    ("t3", "asking broker 2 for an id", ASK_THE_BROKER, KIT.format(r"eoslab\.demos\.pid_ranges\.current_block")),
 ]

@@ -164,6 +164,52 @@ PREPARE_EPOCH_FENCE = _PREDICT.format(
     fence='[("PrepareEpochFence", epoch + 1), ("PrepareAbort", epoch + 1), ("CompleteAbort", epoch + 1)]', bump=0
 )
 
+KIT = r"compute this yourself: do not (call|use) {}"
+"""A kit function that computes the answer, refused from the answer cell's source before any work."""
+
+KIT_PARTITION = """
+topic = "__transaction_state" if kind == "transaction" else "__consumer_offsets"
+return leaders[topic][eoslab.inspect.coordinator_partition(key)]
+"""
+
+KIT_HASH = """
+from eoslab.inspect import java_string_hash, kafka_abs
+
+topic = "__transaction_state" if kind == "transaction" else "__consumer_offsets"
+return leaders[topic][kafka_abs(java_string_hash(key)) % 50]
+"""
+
+KIT_READER = """
+from eoslab.demos import transactions as txn
+
+return [value for _, _, value in txn.read_values(cluster, topic)]
+"""
+
+KIT_CLASSIFIER = """
+from eoslab.demos.pipeline import Action, classify
+
+producer = make_producer()
+producer.init_transactions(30)
+for batch in batches:
+    producer.begin_transaction()
+    for value in batch:
+        producer.produce(topic, value.encode(), partition=0)
+    try:
+        producer.commit_transaction(30)
+    except KafkaException as exc:
+        if classify(exc.args[0]) is Action.STOP:
+            return
+        raise
+"""
+
+MEASURED_NOT_PREDICTED = """
+tid, topic = f"mine-{uuid.uuid4().hex[:6]}", f"mine-{uuid.uuid4().hex[:6]}"
+cluster.admin.create_topic(topic, replica_assignment=[[1, 2, 3], [2, 3, 1]])
+group = Consumer({"bootstrap.servers": cluster.bootstrap_servers(), "group.id": tid})
+lab03.setup.run_scenario(cluster, steps, tid, topic, group)
+return lab03.setup.logged_states(cluster, [tid])[tid]
+"""
+
 ROWS = [
     ("t1", "Python's hash()", PYTHON_HASH, r"Python's hash\(\) is a different function"),
     ("t1", "Java's hash with Python's abs()", MATH_ABS, r"Integer.MIN_VALUE: Kafka's Utils.abs maps it to 0"),
@@ -178,4 +224,9 @@ ROWS = [
     ("t5", "no error handling", NO_ERROR_HANDLING, r"raised _TIMED_OUT"),
     ("t6", "TV2's epoch bump at every end", TV2_EPOCHS, r"you predicted"),
     ("t6", "PrepareEpochFence written", PREPARE_EPOCH_FENCE, r"PrepareEpochFence"),
+    ("t1", "the kit's coordinator_partition", KIT_PARTITION, KIT.format(r"eoslab\.inspect\.coordinator_partition")),
+    ("t1", "the kit's Java hash and Utils.abs", KIT_HASH, KIT.format(r"eoslab\.inspect\.(java_string_hash|kafka_abs)")),
+    ("t3", "the kit's read_committed reader", KIT_READER, KIT.format(r"eoslab\.demos\.transactions\.read_values")),
+    ("t4", "the pipeline's error classifier", KIT_CLASSIFIER, KIT.format(r"eoslab\.demos\.pipeline\.classify")),
+    ("t6", "the scenario run and read back", MEASURED_NOT_PREDICTED, KIT.format(r"eoslab\.grading\._lab03\.\w+")),
 ]

@@ -111,6 +111,25 @@ for o in ins.offsets(cluster, topic, parts):
 return out
 """
 
+KIT = r"compute this yourself: do not (call|use) {}"
+"""A kit function that computes the answer, refused from the answer cell's source before any work."""
+
+THE_CHECKS_SCENARIO = """
+s = lab04.setup.scenario(cluster)
+part = next(p for p, bs in s.batches.items() if [b.base_offset for b in bs] == [b.base_offset for b in batches])
+return s.returned[(part, isolation)]
+"""
+
+LSO_FROM_LIST_OFFSETS = """
+return next(o.last_stable for o in ins.offsets(cluster, topic) if o.high_watermark == high_watermark)
+"""
+
+THE_CHECKS_GROUP = """
+s = lab04.setup.scenario(cluster)
+return {p: (s.offsets[p].last_stable - s.committed[p], s.offsets[p].last_stable < s.offsets[p].high_watermark)
+        for p in s.committed}
+"""
+
 ROWS = [
     ("t1", "control offsets treated as records", MARKERS_AS_RECORDS, r"marker .* never returned"),
     (
@@ -127,4 +146,7 @@ ROWS = [
     ("t3", "aborting every open transaction", ABORT_EVERY_OPEN_ONE, r"end only the transaction holding the LSO"),
     ("t4", "lag at the high watermark", LAG_AT_THE_HIGH_WATERMARK, r"measured at the LSO"),
     ("t4", "stalled read as lagging", STALLED_MEANS_LAGGING, r"merely behind"),
+    ("t1", "the check's own scenario", THE_CHECKS_SCENARIO, KIT.format(r"eoslab\.grading\._lab04\.scenario")),
+    ("t2", "the LSO asked of the cluster", LSO_FROM_LIST_OFFSETS, KIT.format(r"eoslab\.inspect\.offsets")),
+    ("t4", "the check's own scenario", THE_CHECKS_GROUP, KIT.format(r"eoslab\.grading\._lab04\.scenario")),
 ]

@@ -161,6 +161,40 @@ FENCED = r"_FENCED \(fatal\) means a newer producer"
 NEXT = r"the NEXT one to read"
 METADATA = r"consumer_group_metadata\(\) right before EVERY"
 
+KIT = r"compute this yourself: do not (call|use) {}"
+"""A kit function that computes the answer, refused from the answer cell's source before any work."""
+
+KIT_CLASSIFIER = (
+    _RETRIED
+    + """
+from eoslab.demos.pipeline import Action, classify
+
+while not pipe.stopping:
+    records = pipe.poll()
+    if not records:
+        continue
+    try:
+        producer.begin_transaction()
+        offsets = pipe.send(records)
+        retried(lambda: producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata()))
+        retried(producer.commit_transaction)
+    except KafkaException as e:
+        if classify(e.args[0]) is not Action.ABORT:
+            raise
+        retried(producer.abort_transaction)
+        pipe.rewind()
+"""
+)
+
+THE_KITS_OWN_BATCH = """
+producer.init_transactions()
+while not pipe.stopping:
+    records = pipe.poll()
+    if records:
+        pipe._proc.batch += 1
+        pipe._proc.eos_batch(records)
+"""
+
 ROWS = [
     ("t1", "offsets committed by the consumer after the transaction", OFFSETS_OUTSIDE, OFFSETS),
     ("t1", "one batch then return", ONE_BATCH, RUN),
@@ -172,4 +206,7 @@ ROWS = [
     ("t3", "on fenced a new producer with the same id carries on", NEW_PRODUCER_ON_FENCED, FENCED),
     ("t3", "group metadata fetched once at start", METADATA_ONCE_AT_START, METADATA),
     ("t3", "group metadata fetched once after the first poll", METADATA_ONCE_AFTER_FIRST_POLL, METADATA),
+    ("t1", "the kit's own batch behind pipe", THE_KITS_OWN_BATCH, KIT.format(r"pipe\._proc")),
+    ("t2", "the pipeline's error classifier", KIT_CLASSIFIER, KIT.format(r"eoslab\.demos\.pipeline\.classify")),
+    ("t3", "the pipeline's error classifier", KIT_CLASSIFIER, KIT.format(r"eoslab\.demos\.pipeline\.classify")),
 ]
