@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from eoslab.analysis import Runs, generate_run, load_runs, spark_session
-from eoslab.errors import EoslabError
+from eoslab.errors import GradingError
 from eoslab.grading._lab06_figures import confusable
 from eoslab.runs import MATRICES, read_table
 
@@ -90,7 +90,7 @@ def heldout(seed: int | None = None) -> tuple[Path, int]:
         if clash is None:
             return root, seed
         shutil.rmtree(root, ignore_errors=True)
-    raise EoslabError(
+    raise GradingError(
         f"Lab 06's held-out runs of seed {seed} never told {clash} apart in {DRAWS} draws: "
         "make those two decisions give different figures (eoslab/grading/_lab06_figures.py)."
     )

@@ -242,11 +242,11 @@ def _spark_function(task: str, code: str, spark: Any) -> Callable[..., Any]:
 
     ns: dict[str, Any] = {"F": F, "A": A, "spark": spark}
     if task == "t2":
-        exec(textwrap.dedent(code), ns)  # noqa: S102 - a row's code, as the learner's cell runs it
-        return ns["transaction_cost"]  # type: ignore[no-any-return]
+        exec(textwrap.dedent(code), ns)  # a row's code, as the learner's cell runs it
+        return ns["transaction_cost"]
     body = textwrap.indent(textwrap.dedent(code).strip("\n"), "    ")
-    exec(f"def {_FUNCTIONS[task]}:\n{body}\n", ns)  # noqa: S102
-    return ns[_FUNCTIONS[task].split("(")[0]]  # type: ignore[no-any-return]
+    exec(f"def {_FUNCTIONS[task]}:\n{body}\n", ns)
+    return ns[_FUNCTIONS[task].split("(")[0]]
 
 
 _VALUES = ("spread", "cost", "p99")
