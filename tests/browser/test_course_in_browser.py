@@ -129,7 +129,9 @@ def _live_diagram(cell: Any, artifacts: Path) -> None:
     assert svg.startswith("data:image/svg+xml,"), svg[:80]
     assert 'aria-roledescription="flowchart' in svg  # mermaid.js drew the kit's cluster flowchart
     assert "controller-1" in svg and "Broker" in svg  # words: mermaid may set each word apart
-    assert img.evaluate("el => el.naturalWidth") > 100
+    # Drawn at a size a reader can see. Not naturalWidth: mermaid's SVG says width="100%" with a viewBox, so
+    # Chromium derives a natural size from a default height of 150 px (a tall flowchart: 45 px wide).
+    assert img.evaluate("el => el.getBoundingClientRect().width") > 100
     assert cell.locator(".jp-RenderedSVG").count() == 0  # the live diagram, not the static copy
     out.screenshot(path=artifacts / "4-notebook00-cluster-diagram.png")
 
