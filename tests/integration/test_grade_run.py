@@ -41,6 +41,10 @@ def test_class_gradebook_with_rerun_survives_a_broken_notebook(tmp_path):
     bo = tmp_path / "bo"
     bo.mkdir()
     (bo / "lab99_sample.ipynb").write_text("{ this is not a notebook")
+    # The instructor's course, outside the class folder: the rerun takes its check cells from there.
+    course = tmp_path.parent / f"{tmp_path.name}-course"
+    (course / "solutions").mkdir(parents=True)
+    shutil.copy(DATA / "solution_sample.ipynb", course / "solutions" / "lab99_sample.ipynb")
     proc = subprocess.run(
         [
             sys.executable,
@@ -49,6 +53,8 @@ def test_class_gradebook_with_rerun_survives_a_broken_notebook(tmp_path):
             "grade",
             "--class",
             str(tmp_path),
+            "--course",
+            str(course),
             "--rerun",
             "--limit",
             "120",
