@@ -164,26 +164,12 @@ METADATA = r"consumer_group_metadata\(\) right before EVERY"
 KIT = r"compute this yourself: do not (call|use) {}"
 """A kit function that computes the answer, refused from the answer cell's source before any work."""
 
-KIT_CLASSIFIER = (
-    _RETRIED
-    + """
-from eoslab.demos.pipeline import Action, classify
-
-while not pipe.stopping:
-    records = pipe.poll()
-    if not records:
-        continue
-    try:
-        producer.begin_transaction()
-        offsets = pipe.send(records)
-        retried(lambda: producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata()))
-        retried(producer.commit_transaction)
-    except KafkaException as e:
-        if classify(e.args[0]) is not Action.ABORT:
+KIT_CLASSIFIER = _loop(
+    before="from eoslab.demos.pipeline import Action, classify\n\n",
+    handler="""        if classify(err) is not Action.ABORT:
             raise
         retried(producer.abort_transaction)
-        pipe.rewind()
-"""
+        pipe.rewind()""",
 )
 
 THE_KITS_OWN_BATCH = """
