@@ -19,11 +19,19 @@ def proxy(cluster):
 
 @pytest.fixture(autouse=True, scope="module")
 def no_child_left():
-    """After each module: no processor, zombie or Java child the kit started is still running. One that is
-    outlived its experiment or test (a failure midway that skipped its stop): it is killed here and named."""
+    """After each module: no processor, zombie or Java child the kit started is still running. One that
+    outlived its experiment or test (a failure midway that skipped its stop) is killed here and named."""
+    import psutil
+
     from eoslab import _procs
 
+    def named(p: psutil.Process) -> str:
+        try:
+            return f"{p.pid} ({' '.join(p.cmdline()[:6])})"
+        except psutil.Error:  # it ended between the two looks: still a child that outlived its test
+            return str(p.pid)
+
     yield
-    left = [f"{p.pid} ({' '.join(p.cmdline()[:6])})" for p in _procs.adopted()]
+    left = [named(p) for p in _procs.adopted()]
     _procs.end_adopted()
     assert not left, f"children of the kit outlived their test: {left}"
