@@ -46,7 +46,11 @@ lab: setup  ## start the cluster and open the course in JupyterLab (serves this 
 # missing and only as root with apt (EOSLAB_SYSTEM_INSTALL=0 opts out; those tests then skip, saying
 # why): Debian's Chromium for tests/browser (tools/system/chromium.sh), and for the system tier a Docker
 # engine, compose v2 and a Kafka image (tools/system/docker.sh, which stops at the end the engine it started).
-tier = $(BIN)/python -m pytest $(SUITE) -m $(1) -p no:cacheprovider --durations=30 --durations-min=15 $(PYTEST_ARGS)
+tier = $(BIN)/python -m pytest $(SUITE) -m $(1) -p no:cacheprovider --durations=30 --durations-min=15 $(2) $(PYTEST_ARGS)
+# The cluster and course tiers mostly wait on Kafka (timeouts, resends), not on the CPU: TEST_WORKERS pytest-xdist
+# workers run them, each on a cluster of its own (conftest.py: worker gwK's ports +K*5000). TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
+PARALLEL := -n $(TEST_WORKERS)
 # The local cluster for a tier: started unless it runs; `$$was_up` tells LOCAL_DOWN whether to stop it.
 LOCAL_UP := export EOSLAB_BACKEND=local; if $(BIN)/eoslab status >/dev/null 2>&1; then was_up=1; else was_up=; fi; \
 	$(BIN)/eoslab up
@@ -58,7 +62,7 @@ test: setup  ## run the whole suite: test-unit, test-cluster, test-course, test-
 	export EOSLAB_BACKEND=local EOSLAB_RUNS="$$runs"; \
 	$(call tier,unit) || exit $$?; \
 	bash tools/system/chromium.sh || exit 1; \
-	$(LOCAL_UP) && $(call tier,cluster) && $(call tier,course); rc=$$?; \
+	$(LOCAL_UP) && $(call tier,cluster,$(PARALLEL)) && $(call tier,course,$(PARALLEL)); rc=$$?; \
 	$(LOCAL_DOWN); [ $$rc = 0 ] || exit $$rc; \
 	tools/system/docker.sh ensure || exit 1; \
 	$(BIN)/eoslab image ensure || exit 1; \
@@ -68,11 +72,11 @@ test-unit: setup  ## tier 1: tests/unit whole, lint and Spark included; no clust
 	$(call tier,unit)
 
 test-cluster: setup  ## tier 2: the kit's behaviour on the real cluster (tests/integration; starts the cluster)
-	@$(LOCAL_UP) && $(call tier,cluster); rc=$$?; $(LOCAL_DOWN); exit $$rc
+	@$(LOCAL_UP) && $(call tier,cluster,$(PARALLEL)); rc=$$?; $(LOCAL_DOWN); exit $$rc
 
 test-course: setup  ## tier 3: the notebooks under nbval, the labs graded, the course in Chromium
 	@bash tools/system/chromium.sh || exit 1; \
-	$(LOCAL_UP) && $(call tier,course); rc=$$?; $(LOCAL_DOWN); exit $$rc
+	$(LOCAL_UP) && $(call tier,course,$(PARALLEL)); rc=$$?; $(LOCAL_DOWN); exit $$rc
 
 test-system: setup  ## tier 4: the docker backend and the offline workshop install (as root: installs Docker)
 	@tools/system/docker.sh ensure || exit 1; \

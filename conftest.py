@@ -11,17 +11,58 @@ marks), so that a tier runs alone and nobody has to remember a mark:
 `make test` runs them in this order, one pytest each, and stops at the first that fails: a typo in
 pure code is reported in minutes instead of after the notebooks. The tiers share one bench matrix
 and one fault matrix through ``$EOSLAB_RUNS`` (see :func:`shared_runs`).
+
+The cluster and course tiers run on two pytest-xdist workers (``-n 2 --dist loadgroup``): both mostly wait
+on Kafka (transaction and session timeouts, resends), not on the CPU. Each worker has a cluster of its own:
+worker ``gw0`` the one `make test` started, worker ``gwK`` one on ports +K*5000 with its data in
+``kafka-data-gwK`` (:func:`_worker_cluster_env`), started before its first cluster or course item and
+stopped at its end. No test, notebook or lab is ever disturbed by a node fault, a proxy rule or a heal of the
+other worker. A notebook's cells, and a test file's tests (but those of :data:`SPREAD`), stay on one worker
+(:func:`xdist_scope`).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from itertools import product
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from eoslab.cluster import Cluster
+
+WORKER_OFFSET_STEP = 5000
+"""xdist worker gwK's cluster: ports +K*5000 from the session's (clear of the docker +500, bad-input +750,
+recording +1000/+2000 and kernel-message 11000+ clusters)."""
+
+
+def worker_index() -> int:
+    """K of this pytest-xdist worker ``gwK``; 0 outside xdist."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+
+
+def _worker_cluster_env() -> None:
+    """Point worker gwK (K >= 1) at its own cluster, before anything imports eoslab (whose TOPOLOGY is read
+    from the environment once): ports +K*5000, data in ``<data folder>-gwK``. nbval's kernels and the
+    graders' subprocesses inherit both."""
+    k = worker_index()
+    if k == 0 or os.environ.get("EOSLAB_TEST_WORKER") == str(k):
+        return
+    base = int(os.environ.get("EOSLAB_PORT_OFFSET") or 0)
+    os.environ["EOSLAB_PORT_OFFSET"] = str(base + k * WORKER_OFFSET_STEP)
+    from eoslab._paths import data_dir
+
+    os.environ["EOSLAB_DATA"] = f"{data_dir()}-gw{k}"
+    os.environ["EOSLAB_TEST_WORKER"] = str(k)
+
+
+_worker_cluster_env()
 
 TIERS = ("unit", "cluster", "course", "system")
 """The tiers, fastest feedback first: the order `make test` runs them in."""
@@ -68,6 +109,32 @@ def _mark_tier(item: pytest.Item) -> str:
 
 def _is_notebook(item: pytest.Item) -> bool:
     return item.nodeid.endswith(".ipynb") or ".ipynb::" in item.nodeid
+
+
+SPREAD = re.compile(r"tests/integration/test_(wrong_answers|lab\d+|classroom|cluster|bad_input|faults_proxy)\.py")
+"""Test files whose tests are each self-contained (function-scoped fixtures: their own kernel, topic, heal) and
+long: the xdist workers take them one test at a time. Every other test file runs whole on one worker (its
+module-scoped fixtures, e.g. the fault matrix, set up once), and so does each notebook (its cells are one
+kernel's). tests/unit/test_suite_tiers.py checks that no file here has a module-scoped fixture."""
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The unit of work an xdist worker takes: the test itself in a :data:`SPREAD` file, else its file."""
+    path = nodeid.split("::", 1)[0]
+    return nodeid if SPREAD.fullmatch(path) else path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Schedule by :func:`xdist_scope` (xdist's own ``loadgroup`` cannot: it renames items by ``_nodeid``,
+    which pytest 9 no longer reads)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByScope(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no type hints
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return ByScope(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -145,15 +212,31 @@ def _runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(os.environ[RUNS_ENV])
 
 
-def shared_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The shared runs folder, holding a complete quick-matrix run: the one an earlier tier measured
-    there, else one measured now."""
-    root = _runs_root(tmp_path_factory)
-    if reusable_bench_run(root) is None:
-        from eoslab.bench.producers import run_matrix
-        from eoslab.cluster import Cluster
+@contextmanager
+def _measuring(root: Path, what: str) -> Iterator[None]:
+    """One measurer at a time of ``what`` in ``root``: the other xdist worker waits here, then finds the
+    run the first one wrote instead of measuring it again beside it."""
+    import fcntl
 
-        run_matrix(Cluster().up(), SHARED_MATRIX, root)
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / f".{what}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def shared_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shared runs folder, holding a complete quick-matrix run: the one an earlier tier (or the other
+    worker) measured there, else one measured now."""
+    root = _runs_root(tmp_path_factory)
+    with _measuring(root, "bench"):
+        if reusable_bench_run(root) is None:
+            from eoslab.bench.producers import run_matrix
+            from eoslab.cluster import Cluster
+
+            run_matrix(Cluster().up(), SHARED_MATRIX, root)
     return root
 
 
@@ -164,12 +247,13 @@ def shared_fault_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         from eoslab.demos.pipeline import MIN_RECORDS
 
         root = _runs_root(tmp_path_factory)
-        folder = reusable_fault_run(root, MIN_RECORDS)
-        if folder is None:
-            from eoslab.bench.faults import run_faults
-            from eoslab.cluster import Cluster
+        with _measuring(root, "faults"):
+            folder = reusable_fault_run(root, MIN_RECORDS)
+            if folder is None:
+                from eoslab.bench.faults import run_faults
+                from eoslab.cluster import Cluster
 
-            folder, _ = run_faults(Cluster().up(), records=MIN_RECORDS, root=root, progress=False)
+                folder, _ = run_faults(Cluster().up(), records=MIN_RECORDS, root=root, progress=False)
         _FAULT_RUN.append(folder)
     return _FAULT_RUN[0]
 
@@ -191,9 +275,37 @@ def bench_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+_WORKER_CLUSTER: list[Cluster | None] = []
+"""The cluster this xdist worker (K >= 1) started for itself: stopped at the end of its session."""
+
+
+def _ensure_worker_cluster(item: pytest.Item) -> None:
+    """Worker gwK (K >= 1) starts its own cluster before its first cluster or course item (worker gw0 and a
+    plain pytest use the one `make test` started, or the ``cluster`` fixture starts it)."""
+    if _WORKER_CLUSTER or worker_index() == 0:
+        return
+    if item.get_closest_marker("cluster") is None and item.get_closest_marker("course") is None:
+        return
+    from eoslab.cluster import Cluster
+
+    cluster = Cluster("local")
+    if not cluster.is_up():
+        cluster.up()
+        _WORKER_CLUSTER.append(cluster)
+    else:
+        _WORKER_CLUSTER.append(None)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    cluster = _WORKER_CLUSTER[0] if _WORKER_CLUSTER else None
+    if cluster is not None and not os.environ.get("EOSLAB_KEEP_CLUSTER"):
+        cluster.down()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Heal before each notebook (nbval item of its first cell), so no lesson leaks into the next."""
+    _ensure_worker_cluster(item)
     if ".ipynb::" in item.nodeid and item.nodeid.endswith("::Cell 0"):
         import eoslab
 

@@ -96,7 +96,7 @@ def _cluster_rss_mb(topology: Topology) -> float:
     """Memory the running cluster already holds (it counts as available to the cluster)."""
     from eoslab._paths import data_dir
 
-    root, total = str(data_dir()), 0.0
+    root, total = f"{data_dir()}{os.sep}", 0.0  # its own folder, not kafka-data-gw1 beside it
     for proc in psutil.process_iter(["cmdline", "memory_info"]):
         cmd = proc.info["cmdline"] or []
         if "kafka.Kafka" in cmd and any(root in part for part in cmd) and proc.info["memory_info"]:

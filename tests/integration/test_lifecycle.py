@@ -4,6 +4,7 @@ Marked ``last``: the root conftest.py runs it after every other test of tests/ (
 order), because it stops the whole cluster under the other tests' session-wide clients.
 """
 
+import os
 import time
 from typing import Any
 
@@ -18,10 +19,11 @@ EARLIEST: dict[str, Any] = {"auto.offset.reset": "earliest"}  # a consumer setti
 
 
 def _kafka_jvms(root):
-    found = []
+    """This cluster's JVMs: a file of its folder on their command line (not of kafka-data-gw1 beside it)."""
+    found, folder = [], f"{root}{os.sep}"
     for proc in psutil.process_iter(["cmdline"]):
         cmd = proc.info["cmdline"] or []
-        if "kafka.Kafka" in cmd and any(str(root) in part for part in cmd):
+        if "kafka.Kafka" in cmd and any(folder in part for part in cmd):
             found.append(proc.pid)
     return found
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from itertools import product
 from pathlib import Path
 from types import ModuleType
@@ -129,3 +130,48 @@ def test_of_two_fitting_fault_runs_the_newest_is_reused(tmp_path: Path) -> None:
     os.utime(first / "faults.parquet", (2_000_000_000, 2_000_000_000))  # finished after the second
     os.utime(second / "faults.parquet", (1_000_000_000, 1_000_000_000))
     assert suite.reusable_fault_run(tmp_path, RECORDS) == first
+
+
+# --- Two xdist workers, a cluster each ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("nodeid", "scope"),
+    [
+        ("notebooks/05_exactly_once_pipeline.ipynb::Cell 3", "notebooks/05_exactly_once_pipeline.ipynb"),
+        ("tests/integration/test_fault_matrix.py::test_x[zombie]", "tests/integration/test_fault_matrix.py"),
+        (
+            "tests/integration/test_wrong_answers.py::test_w[lab05-t2]",
+            "tests/integration/test_wrong_answers.py::test_w[lab05-t2]",
+        ),
+        ("tests/integration/test_lab05.py::test_solution", "tests/integration/test_lab05.py::test_solution"),
+        ("tests/integration/test_labels.py::test_l", "tests/integration/test_labels.py"),  # not a lab
+    ],
+)
+def test_a_worker_takes_a_notebook_or_a_file_whole_and_spread_files_test_by_test(nodeid: str, scope: str) -> None:
+    assert suite.xdist_scope(nodeid) == scope
+
+
+def test_no_spread_file_has_a_fixture_that_a_second_worker_would_set_up_again() -> None:
+    spread = [p for p in (ROOT / "tests").rglob("test_*.py") if suite.SPREAD.fullmatch(p.relative_to(ROOT).as_posix())]
+    assert len(spread) >= 8, spread  # the labs, the wrong answers, the classroom, ...
+    for path in spread:
+        text = path.read_text()
+        assert not re.search(r"scope=[\"'](module|class|package|session)[\"']", text), path.name
+
+
+def test_worker_k_gets_ports_and_a_data_folder_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("EOSLAB_PORT_OFFSET", "100")
+    monkeypatch.setenv("EOSLAB_DATA", str(tmp_path / "kafka-data"))
+    monkeypatch.delenv("EOSLAB_TEST_WORKER", raising=False)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    suite._worker_cluster_env()
+    assert os.environ["EOSLAB_PORT_OFFSET"] == str(100 + suite.WORKER_OFFSET_STEP)
+    assert os.environ["EOSLAB_DATA"] == f"{tmp_path / 'kafka-data'}-gw1"
+    suite._worker_cluster_env()  # once per process: not shifted twice
+    assert os.environ["EOSLAB_PORT_OFFSET"] == str(100 + suite.WORKER_OFFSET_STEP)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    monkeypatch.setenv("EOSLAB_PORT_OFFSET", "100")
+    monkeypatch.delenv("EOSLAB_TEST_WORKER")
+    suite._worker_cluster_env()  # the first worker keeps the session's cluster
+    assert os.environ["EOSLAB_PORT_OFFSET"] == "100"
