@@ -4,7 +4,7 @@ An instructor packs once, on a machine like the learners' laptops (same OS, CPU 
 wheels of pandas, pyarrow, confluent-kafka... are built for one platform). ``DIR`` then holds:
 
 ``learner/``
-    the course without ``solutions/`` and without ``tests/`` (the tests hold the answers), and
+    the course without ``solutions/``, ``tests/`` (the tests hold the answers) and ``docs/instructor.md``, and
     ``.offline/``: ``wheels/`` (every pinned Python dependency, and pip and setuptools to install
     the kit), ``jars/`` (the resolved Kafka and Spark-Kafka jars with their classpath order) and,
     when asked, ``docker/`` (the cluster's image as a ``docker save`` tar). Copy this folder to each
@@ -32,8 +32,9 @@ from pathlib import Path
 
 from eoslab.errors import SetupError
 
-LEARNER_EXCLUDES = ("solutions/", "tests/", ".ci/")
-"""Not in the learner's copy: the solutions, and the tests (they hold the answers and wrong answers)."""
+LEARNER_EXCLUDES = ("solutions/", "tests/", ".ci/", "docs/instructor.md")
+"""Not in the learner's copy: the solutions, the tests (they hold the answers and wrong answers), and the
+instructor guide (it tells each lab's wrong answers in words)."""
 
 BUILD_REQUIREMENTS = ("setuptools>=77",)
 """What ``pip install -e .`` needs to build the kit itself (pyproject's build-system), offline too."""

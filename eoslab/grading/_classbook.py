@@ -11,7 +11,6 @@ summary in its first line, that those grades are self-reported and untrusted.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +20,14 @@ from typing import Any
 from eoslab._version import __version__
 from eoslab.errors import GradingError
 from eoslab.grading._classrun import JOURNAL, Job, append_journal, order, read_journal, run_here, run_pool
-from eoslab.grading._gradebook import NOTEBOOK_LIMIT, check_report, learner_rows, summary, write_gradebook
+from eoslab.grading._gradebook import (
+    NOTEBOOK_LIMIT,
+    check_report,
+    learner_rows,
+    read_report,
+    summary,
+    write_gradebook,
+)
 from eoslab.grading._handins import FOLDER_CHECK, HandIn, gather
 from eoslab.grading._report import CELL_TIMEOUT
 from eoslab.grading._trusted import check_course, default_course
@@ -59,9 +65,9 @@ def _self_reported(hand_in: HandIn, notebook: str) -> tuple[Any, str]:
     if not rep.is_file():
         return "", "no report"
     try:
-        data = json.loads(rep.read_text())
+        data = read_report(rep)
         return data["score"], check_report(data, hand_in.handed)[0]
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except (GradingError, ValueError, TypeError, KeyError, AttributeError):  # its tasks may still be no report's
         return "", "not a report"
 
 

@@ -63,6 +63,35 @@ def check_report(data: dict[str, Any], folder: Path) -> tuple[str, str]:
     return "ok", ""
 
 
+REPORT_FIELDS = ("notebook", "score", "max_score")
+"""What every report `eoslab grade` writes holds, and what the gradebook reads from it."""
+
+_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+
+
+def _not_a_report(rep: Path, why: str) -> GradingError:
+    return GradingError(
+        f"{rep.name} is not an eoslab grade report: {why}; hand in the report `eoslab grade` wrote beside the "
+        "notebook, or grade the notebook itself (--rerun)."
+    )
+
+
+def read_report(rep: Path) -> dict[str, Any]:
+    """A learner's report, read once for every reader: a file that is not JSON, JSON that is not an object
+    (``[]``, ``"x"``) or an object without a report's fields raises the same one-sentence GradingError, so each
+    reader treats it as it treats any unreadable report instead of failing on it (an AttributeError)."""
+    try:
+        data = json.loads(rep.read_text())
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise _not_a_report(rep, f"it cannot be read as JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise _not_a_report(rep, f"it holds {_JSON_KINDS.get(type(data), 'null')} where a JSON object belongs")
+    missing = [k for k in REPORT_FIELDS if k not in data]
+    if missing:
+        raise _not_a_report(rep, f"it has no {', '.join(missing)}")
+    return data
+
+
 def _error_row(learner: str, notebook: str | None, error: str) -> dict[str, Any]:
     """A gradebook row that scores 0 and says why (a notebook that failed, a file that is no report)."""
     return {"learner": learner, "notebook": notebook, "score": 0, "max_score": None, "error": error}
@@ -73,8 +102,8 @@ def _reported(learner: Path) -> set[Any]:
     reported = set()
     for rep in learner.glob("*.report.json"):
         try:
-            reported.add(json.loads(rep.read_text()).get("notebook"))
-        except ValueError:
+            reported.add(read_report(rep)["notebook"])
+        except GradingError:
             pass
     return reported
 
@@ -102,10 +131,13 @@ def _grade_here(
 def _report_row(name: str, learner: Path, rep: Path, graded_here: set[str]) -> dict[str, Any]:
     """One report's row: its score and per-task points, and whether it belongs to the notebook beside it."""
     try:
-        data = json.loads(rep.read_text())
+        data = read_report(rep)
         check, problem = check_report(data, learner)
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        return _error_row(name, rep.name, f"{rep.name} is not a report `eoslab grade` wrote ({exc}).")
+        points = {f"{t['task']} ({t['max_points']:g})": t["points"] for t in data.get("tasks") or []}
+    except GradingError as exc:
+        return _error_row(name, rep.name, str(exc))
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # an object, but its tasks are no report's
+        return _error_row(name, rep.name, str(_not_a_report(rep, f"its tasks cannot be read ({exc!r})")))
     row: dict[str, Any] = {
         "learner": name,
         "notebook": data["notebook"],
@@ -117,8 +149,7 @@ def _report_row(name: str, learner: Path, rep: Path, graded_here: set[str]) -> d
         "graded_at": data.get("graded_at"),
         "error": problem,
     }
-    for t in data.get("tasks", []):
-        row[f"{t['task']} ({t['max_points']:g})"] = t["points"]
+    row.update(points)
     return row
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from eoslab.errors import EoslabError
+from eoslab.errors import EoslabError, GradingError
 from eoslab.grading import (
     CheckFailed,
     collect,
@@ -18,6 +18,7 @@ from eoslab.grading import (
     write_gradebook,
 )
 from eoslab.grading._checks import GRADE_LOG_ENV, guarded
+from eoslab.grading._gradebook import read_report
 
 
 def test_solution_region_becomes_its_stub():
@@ -166,4 +167,39 @@ def test_a_report_that_is_not_json_is_a_row_not_a_crash(tmp_path):
     (tmp_path / "ana").mkdir()
     (tmp_path / "ana" / "lab01.report.json").write_text("{ not json")
     rows = collect(tmp_path)
-    assert rows[0]["learner"] == "ana" and "is not a report" in rows[0]["error"]
+    assert rows[0]["learner"] == "ana"
+    assert rows[0]["error"].startswith("lab01.report.json is not an eoslab grade report: it cannot be read as JSON")
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("[]", "it holds an array where a JSON object belongs"),
+        ('"x"', "it holds a string where a JSON object belongs"),
+        ("3", "it holds a number where a JSON object belongs"),
+        ("null", "it holds null where a JSON object belongs"),
+        ("{}", "it has no notebook, score, max_score"),
+        ('{"notebook": "lab01.ipynb", "score": 2}', "it has no max_score"),
+        ('{"notebook": "lab01.ipynb", "score": 0, "max_score": 2, "tasks": [0]}', "its tasks cannot be read"),
+    ],
+)
+def test_a_report_that_is_json_but_no_report_is_a_row_not_a_crash(tmp_path, text, why):
+    _hand_in(tmp_path / "ana", 2.0)
+    (tmp_path / "bo").mkdir()
+    (tmp_path / "bo" / "lab01.report.json").write_text(text)
+    rows = {r["learner"]: r for r in collect(tmp_path, progress=lambda _: None)}
+    assert rows["ana"]["score"] == 2.0 and rows["ana"]["error"] == ""  # the class is still graded
+    bo = rows["bo"]
+    assert (bo["notebook"], bo["score"], bo["max_score"]) == ("lab01.report.json", 0, None)
+    assert bo["error"].startswith(f"lab01.report.json is not an eoslab grade report: {why}")
+    assert bo["error"].endswith("or grade the notebook itself (--rerun).") and bo["error"].count(". ") == 0
+    assert "  bo: lab01.report.json is not an eoslab grade report" in summary(list(rows.values()))
+
+
+def test_read_report_says_what_a_file_is_instead_of_a_report(tmp_path):
+    rep = tmp_path / "lab02.report.json"
+    rep.write_text("[1, 2]")
+    with pytest.raises(GradingError, match=r"^lab02\.report\.json is not an eoslab grade report: it holds an array"):
+        read_report(rep)
+    rep.write_text(json.dumps({"notebook": "lab02.ipynb", "score": 1, "max_score": 2}))
+    assert read_report(rep)["score"] == 1
