@@ -29,7 +29,7 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from itertools import product
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -124,17 +124,40 @@ def xdist_scope(nodeid: str) -> str:
     return nodeid if SPREAD.fullmatch(path) else path
 
 
+PINNED = frozenset({"tests/integration/test_fault_matrix.py", "notebooks/05_exactly_once_pipeline.ipynb"})
+"""Scopes that run on worker gw0 only, whose cluster is the session's (kept across tiers): the fault matrix
+writes its output topics on the cluster it runs on, and notebook 05 audits those topics on its own cluster."""
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """Schedule by :func:`xdist_scope` (xdist's own ``loadgroup`` cannot: it renames items by ``_nodeid``,
-    which pytest 9 no longer reads)."""
+    which pytest 9 no longer reads), :data:`PINNED` scopes on gw0 (first there: the fault matrix is long)."""
     from xdist.scheduler import LoadScopeScheduling
 
     class ByScope(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no type hints
         def _split_scope(self, nodeid: str) -> str:
             return xdist_scope(nodeid)
 
+        def _assign_work_unit(self, node: Any) -> None:
+            scope = _next_scope(list(self.workqueue), first=node.gateway.id == "gw0")
+            if scope is None:  # only gw0's scopes are left: nothing more for this worker
+                node.shutdown()
+                return
+            work_unit = self.workqueue.pop(scope)
+            self.assigned_work.setdefault(node, {})[scope] = work_unit
+            collection = self.registered_collections[node]
+            node.send_runtest_some([collection.index(nodeid) for nodeid, done in work_unit.items() if not done])
+
     return ByScope(config, log)
+
+
+def _next_scope(queue: list[str], first: bool) -> str | None:
+    """The scope a worker takes next from ``queue``: gw0 (``first``) its pinned ones before any other; the
+    others any scope but a pinned one."""
+    if first:
+        return next((s for s in queue if s in PINNED), queue[0] if queue else None)
+    return next((s for s in queue if s not in PINNED), None)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

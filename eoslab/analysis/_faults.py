@@ -71,6 +71,21 @@ def fault_matrix(df: DataFrame) -> pd.DataFrame:
     return pdf.sort_values(["_o", "kind"], ascending=[True, False]).drop(columns="_o").reset_index(drop=True)
 
 
+def _require_topics(bootstrap: str, topics: list[str]) -> None:
+    """The run's output topics must be on the cluster at ``bootstrap``: after `eoslab reset` (or on another
+    cluster) they are gone, and Spark would fail with a page of Java; one sentence says what to do instead."""
+    from confluent_kafka.admin import AdminClient
+
+    present = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=30).topics
+    gone = [t for t in topics if t not in present]
+    if gone:
+        raise NoRunsError(
+            f"{len(gone)} of the {len(topics)} output topics of this fault run are not on the cluster at "
+            f"{bootstrap} (e.g. {gone[0]}): it was reset, or the run was made on another cluster, since; run "
+            "the matrix again (`eoslab bench faults`), then this cell."
+        )
+
+
 def audit_outputs(
     spark: SparkSession, bootstrap: str, topics: list[str], isolation: str = "read_committed"
 ) -> pd.DataFrame:
@@ -81,6 +96,7 @@ def audit_outputs(
 
     if not topics:
         raise NoRunsError("No output topics to audit: run the matrix first (`eoslab bench faults`).")
+    _require_topics(bootstrap, topics)
     raw = (
         spark.read.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap)

@@ -119,3 +119,17 @@ def test_unknown_node_name(cluster):
 
 def test_every_bad_input_left_the_session_cluster_alone(cluster):
     assert [r.state for r in cluster.status()] == ["running"] * len(TOPOLOGY.nodes)
+
+
+def test_auditing_a_fault_run_whose_topics_are_gone_is_one_sentence(cluster, topic_name):
+    """After `eoslab reset` the fault run's output topics are gone: notebook 05's audit says so and what to do,
+    before Spark would fail with a page of Java (the check runs before Spark is touched: no session here)."""
+    from eoslab.analysis import audit_outputs
+    from eoslab.runs import NoRunsError
+
+    cluster.admin.create_topic(topic_name, replica_assignment=[[1, 2, 3]])
+    with pytest.raises(NoRunsError) as gone:
+        audit_outputs(None, cluster.bootstrap_servers(), [topic_name, f"{topic_name}-reset"])  # type: ignore[arg-type]
+    err = str(gone.value)
+    assert len(err.splitlines()) == 1 and err.endswith("then this cell."), err
+    assert "1 of the 2 output topics" in err and f"{topic_name}-reset" in err and "eoslab bench faults" in err

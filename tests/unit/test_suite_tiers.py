@@ -175,3 +175,16 @@ def test_worker_k_gets_ports_and_a_data_folder_of_its_own(monkeypatch: pytest.Mo
     monkeypatch.delenv("EOSLAB_TEST_WORKER")
     suite._worker_cluster_env()  # the first worker keeps the session's cluster
     assert os.environ["EOSLAB_PORT_OFFSET"] == "100"
+
+
+def test_the_fault_matrix_and_notebook_05_run_on_the_sessions_cluster_first_there() -> None:
+    nb05, matrix = "notebooks/05_exactly_once_pipeline.ipynb", "tests/integration/test_fault_matrix.py"
+    queue = ["notebooks/03_transactions.ipynb", nb05, "tests/integration/test_cluster.py::test_a", matrix]
+    assert suite._next_scope(queue, first=True) == nb05  # gw0 takes what only it may take, first
+    assert suite._next_scope(queue, first=False) == "notebooks/03_transactions.ipynb"
+    assert suite._next_scope([nb05, matrix], first=False) is None  # the other worker is then done
+    assert (
+        suite._next_scope(["tests/integration/test_cluster.py::test_a"], first=True)
+        == "tests/integration/test_cluster.py::test_a"
+    )
+    assert suite._next_scope([], first=True) is None
