@@ -37,14 +37,13 @@ lab: setup  ## start the cluster and open the course in JupyterLab (serves this 
 	$(BIN)/eoslab up
 	$(BIN)/eoslab lab $(LAB_ARGS)
 
-# The whole test suite, what CI runs: the four tiers, fastest feedback first, in three pytest runs; the first
-# that fails stops the chain, the recipe exiting with its code. The unit tier runs before anything is installed
-# or started. The cluster and course tiers run together, in one pytest on TEST_WORKERS workers (each with a
-# cluster of its own: the one started here, then one per further worker; one session packs the long items of
-# both tiers onto the workers and starts each worker's cluster once). The session's cluster stops before the
-# system tier only if it was started here. One runs folder ($EOSLAB_RUNS, removed at the end) carries the bench
-# and fault matrices measured once to every run that reads them. Each run's log ends with its slowest steps
-# (--durations): where CI's time goes. What the tests need from the system, installed only where
+# The whole test suite, what CI runs: four tiers, one pytest each, fastest feedback first; the first that
+# fails stops the chain, the recipe exiting with its code. The unit tier runs before anything is installed or
+# started. The cluster and course tiers run on TEST_WORKERS pytest-xdist workers, each with a cluster of its
+# own (the one started here; a further worker starts one on ports +5000: conftest.py). The session's cluster
+# stops before the system tier only if it was started here. One runs folder ($EOSLAB_RUNS, removed at the
+# end) carries the bench and fault matrices measured by one tier to the next. Each tier's log ends with its
+# slowest steps (--durations): where CI's time goes. What the tests need from the system, installed only where
 # missing and only as root with apt (EOSLAB_SYSTEM_INSTALL=0 opts out; those tests then skip, saying
 # why): Debian's Chromium for tests/browser (tools/system/chromium.sh), and for the system tier a Docker
 # engine, compose v2 and a Kafka image (tools/system/docker.sh, which stops at the end the engine it started).
@@ -58,13 +57,13 @@ LOCAL_UP := export EOSLAB_BACKEND=local; if $(BIN)/eoslab status >/dev/null 2>&1
 	$(BIN)/eoslab up
 LOCAL_DOWN := if [ -z "$$was_up" ]; then $(BIN)/eoslab down; fi
 
-test: setup  ## run the whole suite: test-unit, then test-cluster + test-course together, then test-system (stops at the first failing run)
+test: setup  ## run the whole suite: test-unit, test-cluster, test-course, test-system (stops at the first failing tier)
 	@runs=$$(mktemp -d "$${TMPDIR:-/tmp}/eoslab-runs.XXXXXX") || exit 1; \
 	trap 'rm -rf "$$runs"; tools/system/docker.sh stop' EXIT; trap 'exit 130' INT TERM; \
 	export EOSLAB_BACKEND=local EOSLAB_RUNS="$$runs"; \
 	$(call tier,unit) || exit $$?; \
 	bash tools/system/chromium.sh || exit 1; \
-	$(LOCAL_UP) && $(call tier,cluster or course,$(PARALLEL)); rc=$$?; \
+	$(LOCAL_UP) && $(call tier,cluster,$(PARALLEL)) && $(call tier,course,$(PARALLEL)); rc=$$?; \
 	$(LOCAL_DOWN); [ $$rc = 0 ] || exit $$rc; \
 	tools/system/docker.sh ensure || exit 1; \
 	$(BIN)/eoslab image ensure || exit 1; \
