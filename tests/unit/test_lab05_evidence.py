@@ -81,3 +81,25 @@ def test_a_commit_after_fenced_is_found_from_the_stderr_time(tmp_path: Path) -> 
     assert fenced_then_committed([h]) == ["z-1"]
     h.with_suffix(".stderr").write_text(f"{FENCED_EVENT} 40.000 _FENCED: fenced\n")  # fenced after its last commit
     assert fenced_then_committed([h]) == []
+
+
+def test_the_crash_cell_always_leaves_the_restart_the_batches_its_crash_is_set_at() -> None:
+    """A restart's send n is reached only if the input left after the first run's commits fills n batches."""
+    import random
+
+    from eoslab.demos.pipeline import BATCH
+    from eoslab.grading._lab05_cells import crash_draws
+
+    rng = random.Random(0)
+    seen = set()
+    for _ in range(2000):
+        inputs, first, second = crash_draws(rng)
+        left = inputs - BATCH * first  # the first run committed at most `first` full batches
+        assert left > BATCH * (second - 1), (
+            inputs,
+            first,
+            second,
+        )  # more than second-1 full batches: send `second` comes
+        assert 60 <= inputs <= 100
+        seen.add((first, second))
+    assert seen == {(1, 1), (1, 2), (2, 1), (2, 2)}
