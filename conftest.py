@@ -308,19 +308,24 @@ def _ensure_worker_cluster(item: pytest.Item) -> None:
         return
     if item.get_closest_marker("cluster") is None and item.get_closest_marker("course") is None:
         return
+    from eoslab._up import up
     from eoslab.cluster import Cluster
 
     cluster = Cluster("local")
     if not cluster.is_up():
-        cluster.up()
+        up(cluster)  # what `eoslab up` does for gw0: the cluster AND its fault proxy
         _WORKER_CLUSTER.append(cluster)
     else:
         _WORKER_CLUSTER.append(None)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Worker gwK stops what it started, as `eoslab down` does: the fault proxy, then the nodes."""
     cluster = _WORKER_CLUSTER[0] if _WORKER_CLUSTER else None
     if cluster is not None and not os.environ.get("EOSLAB_KEEP_CLUSTER"):
+        from eoslab.faults import stop_proxy
+
+        stop_proxy(cluster.topology)
         cluster.down()
 
 

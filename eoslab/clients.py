@@ -30,13 +30,23 @@ IDEMPOTENT_PRODUCER: dict[str, Any] = {
 }
 
 
+def _bootstrap(cluster: Cluster, proxied: bool) -> str:
+    """The direct listeners, or the fault proxy's front ports with the proxy started if it is not running
+    (a client pointed at a proxy that is not there retries "Connection refused" until it times out)."""
+    if proxied:
+        from eoslab.faults import ensure_proxy
+
+        ensure_proxy(cluster)
+    return cluster.bootstrap_servers(proxied=proxied)
+
+
 def producer(cluster: Cluster, conf: dict[str, Any] | None = None, *, proxied: bool = False) -> Producer:
     """A confluent-kafka Producer on the course's cluster (through the fault proxy if ``proxied``).
 
     ``conf`` is laid over :data:`PLAIN_PRODUCER`, keyed by librdkafka's own property names.
     """
     settings = {**PLAIN_PRODUCER, **(conf or {})}
-    settings.setdefault("bootstrap.servers", cluster.bootstrap_servers(proxied=proxied))
+    settings.setdefault("bootstrap.servers", _bootstrap(cluster, proxied))
     settings.setdefault("logger", LIBRDKAFKA_LOGGER)
     return Producer(settings)
 
@@ -45,7 +55,7 @@ def consumer(cluster: Cluster, group: str, *, isolation: str, proxied: bool = Fa
     """A Consumer with an EXPLICIT isolation level: librdkafka defaults to read_committed, Java to
     read_uncommitted, so a lesson that does not say which one is teaching by accident."""
     settings: dict[str, Any] = {
-        "bootstrap.servers": cluster.bootstrap_servers(proxied=proxied),
+        "bootstrap.servers": _bootstrap(cluster, proxied),
         "group.id": group,
         "isolation.level": isolation,
         "auto.offset.reset": "earliest",

@@ -241,3 +241,20 @@ def test_stop_then_ensure_restarts_the_daemon(cluster, proxy):
     assert stop_proxy(cluster.topology) is False
     new = ensure_proxy(cluster)
     assert new != old and proxy.health()["pid"] == new and proxy.trace() == []
+
+
+def test_a_proxied_client_starts_the_proxy_it_needs(cluster, proxy):
+    """Seen in CI: a worker whose cluster was started without its proxy; every proxied read timed out on
+    "Connection refused". A client built with ``proxied=True`` now starts the proxy first."""
+    from eoslab.clients import consumer
+    from eoslab.faults import ProxyNotRunning, stop_proxy
+
+    stop_proxy(cluster.topology)
+    with pytest.raises(ProxyNotRunning):
+        proxy.health()
+    c = consumer(cluster, _cid("proxied-start"), isolation="read_committed", proxied=True)
+    try:
+        assert proxy.health()["port_offset"] == cluster.topology.port_offset
+        assert len(c.list_topics(timeout=10).brokers) == 3  # the metadata came through the proxy's front ports
+    finally:
+        c.close()
