@@ -49,7 +49,9 @@ lab: setup  ## start the cluster and open the course in JupyterLab (serves this 
 # engine, compose v2 and a Kafka image (tools/system/docker.sh, which stops at the end the engine it started).
 tier = $(BIN)/python -m pytest $(SUITE) -m '$(1)' -p no:cacheprovider --durations=30 --durations-min=15 $(2) $(PYTEST_ARGS)
 # The cluster and course tiers mostly wait on Kafka (timeouts, resends), not on the CPU: TEST_WORKERS pytest-xdist
-# workers run them, each on a cluster of its own (conftest.py: worker gwK's ports +K*5000). TEST_WORKERS=0: one process.
+# workers run them, each on a cluster of its own (conftest.py: worker gwK's ports +K*5000). In the system tier
+# gw0 runs the docker tests while gw1 installs the offline workshop copy (conftest.py's PINNED). TEST_WORKERS=0:
+# one process.
 TEST_WORKERS ?= 2
 PARALLEL := -n $(TEST_WORKERS)
 # The local cluster for a tier: started unless it runs; `$$was_up` tells LOCAL_DOWN whether to stop it.
@@ -67,7 +69,7 @@ test: setup  ## run the whole suite: test-unit, test-cluster, test-course, test-
 	$(LOCAL_DOWN); [ $$rc = 0 ] || exit $$rc; \
 	tools/system/docker.sh ensure || exit 1; \
 	$(BIN)/eoslab image ensure || exit 1; \
-	$(call tier,system)
+	$(call tier,system,$(PARALLEL))
 
 test-unit: setup  ## tier 1: tests/unit whole, lint and Spark included; no cluster (a few minutes)
 	$(call tier,unit)
@@ -83,7 +85,7 @@ test-system: setup  ## tier 4: the docker backend and the offline workshop insta
 	@tools/system/docker.sh ensure || exit 1; \
 	trap 'tools/system/docker.sh stop' EXIT; trap 'exit 130' INT TERM; \
 	export EOSLAB_BACKEND=local; $(BIN)/eoslab image ensure || exit 1; \
-	$(call tier,system)
+	$(call tier,system,$(PARALLEL))
 
 # The JVM-free tests, in seconds: no cluster, no Spark, no lint run (tests/unit minus the `jvm` and `lint` marks).
 unit: $(STAMP)  ## run the unit tests that need no cluster and no JVM (seconds)

@@ -12,7 +12,7 @@ marks), so that a tier runs alone and nobody has to remember a mark:
 pure code is reported in minutes instead of after the notebooks. The tiers share one bench matrix
 and one fault matrix through ``$EOSLAB_RUNS`` (see :func:`shared_runs`).
 
-The cluster and course tiers run on two pytest-xdist workers (``-n 2``, the Makefile's TEST_WORKERS),
+The cluster, course and system tiers run on two pytest-xdist workers (``-n 2``, the Makefile's TEST_WORKERS),
 each with a cluster of its own: worker ``gw0`` the one `make test` started, worker ``gwK`` one on ports
 +K*5000 with its data in ``kafka-data-gwK`` (:func:`_worker_cluster_env`), started before its first cluster
 or course item and stopped at its end. No test, notebook or lab is ever disturbed by a node fault, a proxy
@@ -34,6 +34,8 @@ import pytest
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
+
+pytest_plugins = ["tests.timeline_plugin"]  # each xdist worker's busy time and idle tail, after each tier
 
 WORKER_OFFSET_STEP = 5000
 """xdist worker gwK's cluster: ports +K*5000 from the session's (clear of the docker +500, bad-input +750,
@@ -123,9 +125,15 @@ def xdist_scope(nodeid: str) -> str:
     return nodeid if SPREAD.fullmatch(path) else path
 
 
-PINNED = frozenset({"tests/integration/test_fault_matrix.py", "notebooks/05_exactly_once_pipeline.ipynb"})
+PINNED = re.compile(
+    r"tests/integration/test_(fault_matrix|conformance|docker_\w+|workshop_docker)\.py"
+    r"|notebooks/05_exactly_once_pipeline\.ipynb"
+)
 """Scopes that run on worker gw0 only, whose cluster is the session's (kept across tiers): the fault matrix
-writes its output topics on the cluster it runs on, and notebook 05 audits those topics on its own cluster."""
+writes its output topics on the cluster it runs on, and notebook 05 audits those topics on its own cluster.
+In the system tier the files of the docker tests (their docker cluster is one session fixture: on gw0 only),
+while gw1 installs the offline workshop copy beside them. tests/unit/test_suite_tiers.py checks that every
+file marked ``docker`` is here."""
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -155,8 +163,8 @@ def _next_scope(queue: list[str], first: bool) -> str | None:
     """The scope a worker takes next from ``queue``: gw0 (``first``) its pinned ones before any other; the
     others any scope but a pinned one."""
     if first:
-        return next((s for s in queue if s in PINNED), queue[0] if queue else None)
-    return next((s for s in queue if s not in PINNED), None)
+        return next((s for s in queue if PINNED.fullmatch(s)), queue[0] if queue else None)
+    return next((s for s in queue if not PINNED.fullmatch(s)), None)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

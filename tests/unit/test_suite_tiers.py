@@ -188,3 +188,32 @@ def test_the_fault_matrix_and_notebook_05_run_on_the_sessions_cluster_first_ther
         == "tests/integration/test_cluster.py::test_a"
     )
     assert suite._next_scope([], first=True) is None
+
+
+def test_every_docker_test_file_runs_on_gw0_where_its_docker_cluster_is() -> None:
+    """The docker cluster is one session fixture: a docker test on gw1 would start a second one."""
+    root = Path(suite.__file__).parent
+    marked = {
+        p.relative_to(root).as_posix()
+        for p in (root / "tests").rglob("test_*.py")
+        if re.search(r"mark\.docker\b", p.read_text())
+    }
+    assert marked and all(suite.PINNED.fullmatch(f) for f in marked), marked
+    assert not suite.PINNED.fullmatch("tests/integration/test_workshop_offline.py")  # gw1's, beside them
+    assert (
+        suite._next_scope(
+            ["tests/integration/test_docker_image.py", "tests/integration/test_workshop_offline.py"], first=False
+        )
+        == "tests/integration/test_workshop_offline.py"
+    )
+
+
+def test_the_timeline_names_each_workers_busy_time_and_its_idle_tail() -> None:
+    from tests.timeline_plugin import summary
+
+    nodes = {"gw1": {"items": 3, "busy": 50.4, "end": 160.0}, "gw0": {"items": 7, "busy": 98.0, "end": 200.0}}
+    assert summary(nodes, 100.0) == [
+        "gw0: 7 items, busy 98 s, done at 100 s (last)",
+        "gw1: 3 items, busy 50 s, done at 60 s (40 s before the last worker)",
+    ]
+    assert summary({}, 0.0) == []
