@@ -59,6 +59,20 @@ def check_survives_ack_loss(cluster: Cluster, conf: dict[str, Any]) -> Verdict:
     on_disk = list(demo.batches(cluster, topic, 0, values=False)["base_offset"])
     cluster.admin.delete_topic(topic)
     copies = f"{len(on_disk)} cop{'y' if len(on_disk) == 1 else 'ies'} on disk at offsets {on_disk}"
+    saw, hint = _ack_loss_story(sent, delivery, copies)
+    return verdict(
+        "t1",
+        bool(sent) and bool(lost) and delivery.ok and len(on_disk) == 1,
+        ok=f"the ack was lost, the batch was sent {len(sent)} times, and the broker kept one copy.",
+        saw=saw,
+        expected="one copy on disk, delivered, after a lost acknowledgement",
+        hint=hint,
+        points=2,
+    )
+
+
+def _ack_loss_story(sent: list[dict[str, Any]], delivery: demo.Delivery, copies: str) -> tuple[str, str]:
+    """Task 1's (what the fault did, the hint), from the Produce requests the proxy saw and the delivery."""
     if not sent:
         saw = f"no Produce request of your producer passed the fault proxy, so no acknowledgement was lost ({copies})"
         hint = (
@@ -83,15 +97,7 @@ def check_survives_ack_loss(cluster: Cluster, conf: dict[str, Any]) -> Verdict:
     else:
         saw = f"the acknowledgement was lost, the batch was sent {len(sent)} times, and {copies}"
         hint = "which setting gives the producer an id and sequence numbers the broker can check?"
-    return verdict(
-        "t1",
-        bool(sent) and bool(lost) and delivery.ok and len(on_disk) == 1,
-        ok=f"the ack was lost, the batch was sent {len(sent)} times, and the broker kept one copy.",
-        saw=saw,
-        expected="one copy on disk, delivered, after a lost acknowledgement",
-        hint=hint,
-        points=2,
-    )
+    return saw, hint
 
 
 def duplicate_scenario(
