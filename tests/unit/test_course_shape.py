@@ -91,7 +91,7 @@ DETOURS = {
 
 # The modules that open on their anomaly (issue 23, "the anomaly first"): a `## Why` section after Setup, before
 # the first step, whose code produces on the learner's cluster the failure the module's mechanism prevents.
-WHY_FIRST = ("01", "04", "05")
+WHY_FIRST = ("01", "03", "04", "05")
 
 
 def _nb(path: Path) -> dict[str, Any]:
