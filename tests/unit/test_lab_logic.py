@@ -201,7 +201,9 @@ def test_the_duplicate_of_module_01_is_said_only_when_the_log_shows_it():
     frame = pd.DataFrame({"base_offset": [3, 7, 8], "value": ["other", "plain r1", "plain r1"]})
     told = Delivery("demo", 0, 8, None)
     said = duplicate_sentence(frame, "plain r1", told)
-    assert said.startswith("This run showed it: 2 copies of one record, at offsets [7, 8]; the client was told offset 8")
+    assert said.startswith(
+        "This run showed it: 2 copies of one record, at offsets [7, 8]; the client was told offset 8"
+    )
     assert "(the last copy's)" in said
     assert "(the last copy's)" not in duplicate_sentence(frame, "plain r1", Delivery("demo", 0, 7, None))
     once = duplicate_sentence(frame, "other", Delivery("demo", 0, 3, None))
