@@ -146,6 +146,27 @@ def on_every_replica(cluster: Cluster, topic: str, partition: int, producer_ids:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def duplicate_sentence(frame: pd.DataFrame, value: str, told: Delivery) -> str:
+    """Whether this run wrote ``value`` more than once, in words true on any run.
+
+    The module opens on this duplicate, before the cure: the sentence says so only when the log
+    shows it (``frame`` from :func:`batches`), with the offset the client was told beside the copies.
+    """
+    offsets = [int(o) for o in frame.loc[frame["value"] == value, "base_offset"]]
+    told_at = f"the client was told offset {told.offset}" if told.ok else f"the client was told {told.error}"
+    if len(offsets) >= 2:
+        last = " (the last copy's)" if told.ok and told.offset == offsets[-1] else ""
+        return (
+            f"This run showed it: {len(offsets)} copies of one record, at offsets {offsets}; "
+            f"{told_at}{last}, so nothing on the client's side looks wrong."
+        )
+    return (
+        f"This run did not show it: {len(offsets)} cop{'y' if len(offsets) == 1 else 'ies'} of the record "
+        f"(offsets {offsets}) and {told_at}: the acknowledgement was not lost, so nothing was resent; "
+        "run the cell again."
+    )
+
+
 def high_watermark(cluster: Cluster, topic: str, partition: int) -> int:
     return ins.partition_offsets(cluster, topic, partition).high_watermark
 

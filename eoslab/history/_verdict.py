@@ -46,8 +46,7 @@ class Verdict:
 
     def count(self, name: str) -> int:
         """The count of one anomaly, by its name here (``aborted_read``) or Jepsen's (``G1a``, ``:lost-write``)."""
-        jepsen = {k.jepsen.lstrip(":"): n for n, k in ANOMALIES.items() if k.jepsen.startswith(":")}
-        name = jepsen.get(name.lstrip(":"), name)
+        name = self._name(name)
         if name not in ANOMALIES:
             raise HistoryFormatError(f"{name!r} is not an anomaly the checker knows; it knows {list(ANOMALIES)}.")
         if name not in self.cases:
@@ -59,6 +58,21 @@ class Verdict:
     def valid(self, allowed: tuple[str, ...] = ()) -> bool:
         """No anomaly occurred but those ``allowed`` (each setup says which it allows, as in Jepsen)."""
         return not (set(self.found) - set(allowed))
+
+    def sentence(self, name: str) -> str:
+        """Whether this run showed one anomaly, in words true on any run: a lesson that opens on a failure
+        says so only when the failure happened, and its count and first example when it did."""
+        n = self.count(name)
+        case = self.cases[self._name(name)]
+        if not n:
+            return f"This run showed no {case.kind.label}: the checker found none."
+        example = f" For example: {case.examples[0]}." if case.examples else ""
+        return f"This run showed it: {n} {case.kind.label}{'' if n == 1 else 's'}, found by the checker.{example}"
+
+    @staticmethod
+    def _name(name: str) -> str:
+        jepsen = {k.jepsen.lstrip(":"): n for n, k in ANOMALIES.items() if k.jepsen.startswith(":")}
+        return jepsen.get(name.lstrip(":"), name)
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per anomaly checked: for a DataFrame or a Parquet table."""

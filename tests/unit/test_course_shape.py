@@ -89,6 +89,10 @@ DETOURS = {
     "05": ["## Step 6 — KAFKA-17754"],
 }
 
+# The modules that open on their anomaly (issue 23, "the anomaly first"): a `## Why` section after Setup, before
+# the first step, whose code produces on the learner's cluster the failure the module's mechanism prevents.
+WHY_FIRST = ("01", "03", "04", "05")
+
 
 def _nb(path: Path) -> dict[str, Any]:
     nb: dict[str, Any] = json.loads(path.read_text())
@@ -258,6 +262,54 @@ def test_the_expert_detours_are_deep_dives(path: Path) -> None:
         found = [c for c, t in _markdown(path) if marker in t and not DEEP.match(t.split("\n", 1)[0])]
         assert found, f"{path.name}: no cell says {marker!r} any more: update DETOURS"
         assert set(found) <= inside, f"{path.name}: {marker!r} is on the main path: mark it as a deep dive"
+
+
+def _why_problem(cells: list[dict[str, Any]]) -> str | None:
+    """Why these cells do not open on the anomaly — a `## Why` section between `# Setup` and the first `## Step`,
+    holding at least one code cell — or None when they do. A heading counts on any line of a markdown cell."""
+
+    def first(pattern: str, after: int = -1) -> int | None:
+        return next(
+            (
+                i
+                for i, c in enumerate(cells)
+                if i > after and c["cell_type"] == "markdown" and re.search(pattern, _text(c), re.MULTILINE)
+            ),
+            None,
+        )
+
+    setup, step, why = first(r"^# Setup\b"), first(r"^## Step "), first(r"^## Why\b")
+    if setup is None or step is None:
+        return "no '# Setup' cell or no '## Step' heading"
+    if why is None:
+        return "no '## Why' section"
+    if not setup < why < step:
+        return f"the '## Why' section (cell {why}) is not between Setup (cell {setup}) and the first step (cell {step})"
+    end = first(r"^#{1,2} ", after=why)
+    inside = cells[why + 1 : end]
+    if not any(c["cell_type"] == "code" and _text(c).strip() for c in inside):
+        return "the '## Why' section has no code cell: it must produce the anomaly on the learner's cluster"
+    return None
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if _number(p) in WHY_FIRST], ids=lambda p: p.name)
+def test_a_module_opens_on_its_anomaly_before_the_first_step(path: Path) -> None:
+    assert _why_problem(_nb(path)["cells"]) is None, f"{path.name}: {_why_problem(_nb(path)['cells'])}"
+
+
+def test_the_why_check_fails_on_a_notebook_without_its_anomaly_first() -> None:
+    cells = _nb(NOTEBOOKS / "01_idempotent_producer.ipynb")["cells"]
+    assert _why_problem(cells) is None
+    at = next(i for i, c in enumerate(cells) if _text(c).startswith("## Why"))
+    step1 = next(i for i, c in enumerate(cells) if _text(c).startswith("## Step 1"))
+    section = cells[at:step1]
+    assert _why_problem(cells[:at] + cells[step1:]) == "no '## Why' section"
+    no_code = [c for c in cells if c not in section or c["cell_type"] == "markdown"]
+    assert "has no code cell" in (_why_problem(no_code) or "")
+    empty_code = [c if c not in section or c["cell_type"] == "markdown" else {**c, "source": [" \n"]} for c in cells]
+    assert "has no code cell" in (_why_problem(empty_code) or "")
+    after_step = cells[:at] + cells[step1 : step1 + 2] + section + cells[step1 + 2 :]
+    assert "is not between Setup" in (_why_problem(after_step) or "")
 
 
 def _resolve(source: Path, text: str, target: str) -> str | None:

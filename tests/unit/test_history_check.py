@@ -183,6 +183,32 @@ def test_the_at_least_once_twin_restarted_after_a_crash_duplicates_what_it_redoe
     assert found(v) == {"duplicate": 3}
 
 
+def test_a_verdict_says_in_one_sentence_whether_this_run_showed_an_anomaly():
+    """A lesson that opens on a failure prints this sentence: it must hold on a run that did not show it."""
+    first, second = Run(process="alos-1"), Run(process="alos-2")
+    for o in range(2):
+        first.poll(0, o)
+        first.send(None, 0, (0, o))
+    second.ends, second.log = dict(first.ends), dict(first.log)
+    for o in range(3):
+        second.poll(0, o)
+        second.send(None, 0, (0, o))
+    second.commit(None, p0=3)
+    duplicated = check([first.events, second.events], second.reads())
+    said = duplicated.sentence("duplicate")
+    assert said.startswith("This run showed it: 2 duplicates") and "For example: " in said, said
+    assert duplicated.sentence(":duplicate") == said  # Jepsen's name works too
+    one = dataclasses.replace(
+        duplicated, cases={**duplicated.cases, "duplicate": dataclasses.replace(duplicated.cases["duplicate"], count=1)}
+    )
+    assert one.sentence("duplicate").startswith("This run showed it: 1 duplicate, ")
+    r = clean_run()
+    clean = check([r.events], r.reads())
+    assert clean.sentence("duplicate") == "This run showed no duplicate: the checker found none."
+    with pytest.raises(HistoryFormatError, match="missing_output was not checked"):
+        clean.sentence("missing_output")
+
+
 def test_the_exactly_once_processor_killed_mid_transaction_and_restarted_is_clean_and_its_leak_is_flagged():
     first, second = Run(process="eos-1"), Run(process="eos-2")
     for o in range(2):  # txn 1 sent and acknowledged, then SIGKILL: no outcome in the history

@@ -190,3 +190,23 @@ def test_prefetch_explains_a_refusal_from_what_was_measured():
     assert _prefetch(1, 95.0, 140.0).explain().startswith("1 refusal(s) at the boundary: the last 100 ids")
     assert _prefetch(0, 95.0, 12.0).explain().startswith("No refusal at the boundary")
     assert "before the burst" in _prefetch(0, None, None).explain()
+
+
+def test_the_duplicate_of_module_01_is_said_only_when_the_log_shows_it():
+    """Module 01 opens on this sentence: it must hold on a run where the duplicate did not happen."""
+    import pandas as pd
+
+    from eoslab.demos.idempotent import Delivery, duplicate_sentence
+
+    frame = pd.DataFrame({"base_offset": [3, 7, 8], "value": ["other", "plain r1", "plain r1"]})
+    told = Delivery("demo", 0, 8, None)
+    said = duplicate_sentence(frame, "plain r1", told)
+    assert said.startswith(
+        "This run showed it: 2 copies of one record, at offsets [7, 8]; the client was told offset 8"
+    )
+    assert "(the last copy's)" in said
+    assert "(the last copy's)" not in duplicate_sentence(frame, "plain r1", Delivery("demo", 0, 7, None))
+    once = duplicate_sentence(frame, "other", Delivery("demo", 0, 3, None))
+    assert once.startswith("This run did not show it: 1 copy of the record (offsets [3])"), once
+    failed = duplicate_sentence(frame, "missing", Delivery("demo", 0, -1, "_MSG_TIMED_OUT"))
+    assert failed.startswith("This run did not show it: 0 copies") and "_MSG_TIMED_OUT" in failed

@@ -78,6 +78,24 @@ def test_gaps_are_offsets_below_the_lso_not_returned():
     assert rc.gaps(reads) == [(3, 4), (6, 6)]
 
 
+def test_an_aborted_read_is_said_only_when_the_consumer_returned_an_aborted_record():
+    """Module 04 opens on this sentence: it must hold on a run that did not show the anomaly."""
+    log = rc.WrittenLog(None, "rc-why-x", 0, [])  # type: ignore[arg-type]  # a pure view: no cluster needed
+    log.records = [
+        rc.LogRecord("plain:0", "plain", 0, "plain", 0),
+        rc.LogRecord("t1#1:0", "t1", 1, "aborted", 1),
+        rc.LogRecord("t1#1:1", "t1", 1, "aborted", 2),
+        rc.LogRecord("t2#1:0", "t2", 1, "committed", 4),
+    ]
+    said = rc.aborted_read_sentence(log, ["plain:0", "t1#1:0", "t1#1:1", "t2#1:0"])
+    assert said == (
+        "This run showed it: the consumer handed the application 4 records, 2 of them from a transaction that "
+        "t1 ABORTED (t1#1:0, t1#1:1)."
+    )
+    clean = rc.aborted_read_sentence(log, ["plain:0", "t2#1:0"])
+    assert clean.startswith("This run did not show it: none of the 2 records"), clean
+
+
 def test_lso_facts_and_source_001s_off_by_one():
     f = rc.LsoFacts(12, 7, {"t3": 7, "t4": 9}, {1: 7, 2: 9, 3: None}, 5)
     assert f.expected == 7 and f.source_001 == 6

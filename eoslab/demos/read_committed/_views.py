@@ -50,6 +50,26 @@ def read_both(log: WrittenLog) -> Reads:
     return Reads(ru, rc, o.high_watermark, o.last_stable)
 
 
+def aborted_read_sentence(log: WrittenLog, handed: list[str]) -> str:
+    """Whether a consumer handed its application records of an aborted transaction, in words true on any run.
+
+    Module 04 opens on this anomaly (Jepsen's aborted read, G1a) before the cure: the sentence
+    says so only when the values the consumer returned (``handed``) include an aborted one.
+    """
+    fates = {r.value: r for r in log.records}
+    aborted = [v for v in handed if v in fates and fates[v].fate == "aborted"]
+    if not aborted:
+        return (
+            f"This run did not show it: none of the {len(handed)} records the consumer returned is from an "
+            "aborted transaction."
+        )
+    writers = ", ".join(sorted({fates[v].actor for v in aborted}))
+    return (
+        f"This run showed it: the consumer handed the application {len(handed)} records, {len(aborted)} of them "
+        f"from a transaction that {writers} ABORTED ({', '.join(aborted)})."
+    )
+
+
 def actors_by_pid(log: WrittenLog) -> dict[int, str]:
     return {p.eos().producer_id: actor for actor, p in log.producers.items()}
 
