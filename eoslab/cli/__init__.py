@@ -15,6 +15,7 @@ every subcommand's parser beside its handler and lists them in its ``PARSERS``:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from eoslab import errors
@@ -67,6 +68,19 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _stdout_is_gone() -> bool:
+    """True when standard output is a pipe whose reader has closed it (then a BrokenPipeError is expected and
+    harmless); a broken pipe elsewhere — between the kit's own processes — is an error to report."""
+    try:
+        import select
+
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll() (Windows) or no file descriptor: as before
+        return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
@@ -78,8 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     except errors.EoslabError as exc:
         print(f"eoslab: {exc}", file=sys.stderr)
         return 1
-    except BrokenPipeError:  # `eoslab status | head`
-        return 0
+    except BrokenPipeError as exc:
+        if _stdout_is_gone():  # `eoslab status | head`: the reader has what it wanted
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+            return 0
+        print(f"eoslab: a pipe to one of its own processes broke ({exc}): run the command again.", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("eoslab: interrupted.", file=sys.stderr)
         return 130

@@ -180,10 +180,14 @@ def _rerun(
             bar.update(1)
             (say or (lambda s: bar.write(s, file=sys.stdout)))(_line(job, row))
 
-        if workers == 0:
-            run_here(todo, grade, done)
-        else:
-            run_pool(todo, workers, grade, done)
+        try:
+            if workers == 0:
+                run_here(todo, grade, done)
+            else:
+                run_pool(todo, workers, grade, done)
+        finally:  # Ctrl-C between a journal line and the rewrite after it: the gradebook shows what the journal has
+            results = read_journal(journal)
+            write_gradebook(rerun_rows(hand_ins, jobs, results), path)
     rows = rerun_rows(hand_ins, jobs, results)
     text = "\n".join([RERUN_HEADER.format(version=__version__), summary(rows), *_notes(rows, hand_ins, notes)])
     return ClassGrades(rows, path, text, len(todo), total - len(todo), notes)

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -245,13 +245,13 @@ def run_pool(jobs: list[Job], workers: int, grade: tuple[float, int], on_done: O
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 on_done(running.pop(future), future.result())
-    except BrokenProcessPool:
-        stop.set()
-        raise GradingError(
-            "A grading worker died (out of memory?): run the same command again; what was graded is kept."
-        ) from None
-    except BaseException:
+    except BaseException as exc:
         stop.set()  # the workers end their notebooks and themselves
+        with suppress(OSError):  # their pipes may be gone already: what stopped the run is what is reported
+            pool.shutdown(wait=True, cancel_futures=True)
+        if isinstance(exc, BrokenProcessPool):
+            raise GradingError(
+                "A grading worker died (out of memory?): run the same command again; what was graded is kept."
+            ) from None
         raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    pool.shutdown(wait=True)

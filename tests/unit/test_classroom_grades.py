@@ -184,6 +184,60 @@ def test_a_class_run_interrupted_halfway_resumes_with_what_is_missing(
     assert third.calls == ["dee/lab04_b.ipynb"] and book_rows(klass)[("dee", "lab04_b.ipynb")]["score"] == "2.0"
 
 
+def test_ctrl_c_between_a_journal_line_and_the_gradebook_leaves_the_gradebook_equal_to_the_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, instructor: Path, nbval: FakeNbval
+) -> None:
+    """Seen in CI: Ctrl-C landed after the second journal line and before the gradebook's rewrite, and the
+    gradebook the instructor opened lacked a notebook the journal (and the next run) counted as graded."""
+    from eoslab.grading import _classbook
+
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for learner in ("ana", "bo", "cy"):
+        write_submission(make_course(tmp_path / learner, {"lab01_a.ipynb": 42}), learner=learner, dest=klass)
+    lines = []
+
+    def append_then_interrupt(path: Path, row: dict[str, Any]) -> None:
+        append_journal(path, row)
+        lines.append(row)
+        if len(lines) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(_classbook, "append_journal", append_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        grade_class(klass, course=instructor, workers=0, progress=quiet)
+    journal = read_journal(klass / "gradebook.jsonl")
+    assert len(journal) == 2
+    assert set(book_rows(klass)) == {(r["learner"], r["notebook"]) for r in journal.values()}
+
+
+def test_a_broken_pipe_is_harmless_only_when_it_is_stdouts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`eoslab status | head` closes stdout: exit 0, quietly. A pipe between the kit's own processes breaking
+    (a grading pool stopped by Ctrl-C) is an error, not a success: it once turned an interrupted class run
+    into exit 0 with nothing said."""
+    from eoslab.cli import _cluster
+
+    def broken(args: Any) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(_cluster, "cmd_status", broken)
+    for reader_open, code in ((True, 1), (False, 0)):
+        r, w = os.pipe()
+        with os.fdopen(w, "w") as out:
+            if not reader_open:
+                os.close(r)
+            monkeypatch.setattr("sys.stdout", out)
+            assert cli.main(["status"]) == code
+            monkeypatch.undo()
+            monkeypatch.setattr(_cluster, "cmd_status", broken)
+        if reader_open:
+            os.close(r)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a pipe to one of its own processes broke" in err and "run the command again" in err
+
+
 def test_shared_labs_are_graded_first_then_those_that_run_alone(
     tmp_path: Path, nbval: FakeNbval, instructor: Path
 ) -> None:
