@@ -197,7 +197,16 @@ def test_a_class_run_killed_halfway_resumes_without_regrading(tmp_path: Path, si
     tally = tmp_path / "tally.txt"
     env = {**os.environ, TALLY: str(tally), SLEEP: "2"}
     argv = _argv(klass, "--workers", str(workers))
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Ctrl-C as a terminal delivers it: a run started with `&` without job control (as `make test` may be)
+        # inherits SIGINT ignored, and the class run would then never see the interrupt this test sends
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     journal = klass / "gradebook.jsonl"
     deadline = time.monotonic() + 300
     while not journal.is_file() or len(journal.read_text().splitlines()) < 2:
