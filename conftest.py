@@ -32,14 +32,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tools import suite_clusters
+
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
 
 pytest_plugins = ["tests.timeline_plugin"]  # each xdist worker's busy time and idle tail, after each tier
 
-WORKER_OFFSET_STEP = 5000
+
+WORKER_OFFSET_STEP = suite_clusters.WORKER_OFFSET_STEP
 """xdist worker gwK's cluster: ports +K*5000 from the session's (clear of the docker +500, bad-input +750,
-recording +1000/+2000 and kernel-message 11000+ clusters)."""
+recording +1000/+2000 and kernel-message 11000+ clusters); `make test` starts them (tools/suite_clusters.py)."""
 
 
 def worker_index() -> int:
@@ -55,12 +58,9 @@ def _worker_cluster_env() -> None:
     k = worker_index()
     if k == 0 or os.environ.get("EOSLAB_TEST_WORKER") == str(k):
         return
-    base = int(os.environ.get("EOSLAB_PORT_OFFSET") or 0)
-    os.environ["EOSLAB_PORT_OFFSET"] = str(base + k * WORKER_OFFSET_STEP)
     from eoslab._paths import data_dir
 
-    os.environ["EOSLAB_DATA"] = f"{data_dir()}-gw{k}"
-    os.environ["EOSLAB_TEST_WORKER"] = str(k)
+    os.environ.update(suite_clusters.worker_environ(k, os.environ, data_dir()))
 
 
 _worker_cluster_env()
