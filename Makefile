@@ -38,9 +38,8 @@ lab: setup  ## start the cluster and open the course in JupyterLab (serves this 
 	$(BIN)/eoslab lab $(LAB_ARGS)
 
 # The whole test suite, what CI runs: four tiers, one pytest each, fastest feedback first; the first that
-# fails stops the chain, the recipe exiting with its code. The unit tier runs before anything is installed;
-# beside it (it uses one core) tools/suite_clusters.py starts every worker's cluster, kept for the cluster
-# and course tiers and stopped after them (those it started only). The cluster and course tiers run on TEST_WORKERS pytest-xdist workers, each with a cluster of its
+# fails stops the chain, the recipe exiting with its code. The unit tier runs before anything is installed or
+# started. The cluster and course tiers run on TEST_WORKERS pytest-xdist workers, each with a cluster of its
 # own (the one started here; a further worker starts one on ports +5000: conftest.py). The session's cluster
 # stops before the system tier only if it was started here. One runs folder ($EOSLAB_RUNS, removed at the
 # end) carries the bench and fault matrices measured by one tier to the next. Each tier's log ends with its
@@ -62,14 +61,12 @@ LOCAL_DOWN := if [ -z "$$was_up" ]; then $(BIN)/eoslab down; fi
 
 test: setup  ## run the whole suite: test-unit, test-cluster, test-course, test-system (stops at the first failing tier)
 	@runs=$$(mktemp -d "$${TMPDIR:-/tmp}/eoslab-runs.XXXXXX") || exit 1; \
-	trap '$(BIN)/python tools/suite_clusters.py down --record "$$runs/.clusters"; rm -rf "$$runs"; tools/system/docker.sh stop' EXIT; \
-	trap 'exit 130' INT TERM; \
+	trap 'rm -rf "$$runs"; tools/system/docker.sh stop' EXIT; trap 'exit 130' INT TERM; \
 	export EOSLAB_BACKEND=local EOSLAB_RUNS="$$runs"; \
-	$(BIN)/python tools/suite_clusters.py up --workers $(TEST_WORKERS) --record "$$runs/.clusters" & ups=$$!; \
-	$(call tier,unit); rc=$$?; wait $$ups; up=$$?; \
-	if [ $$rc = 0 ] && [ $$up != 0 ]; then echo "make test: a worker's cluster did not start (above)." >&2; rc=1; fi; \
-	if [ $$rc = 0 ]; then bash tools/system/chromium.sh && $(call tier,cluster,$(PARALLEL)) && $(call tier,course,$(PARALLEL)); rc=$$?; fi; \
-	$(BIN)/python tools/suite_clusters.py down --record "$$runs/.clusters"; [ $$rc = 0 ] || exit $$rc; \
+	$(call tier,unit) || exit $$?; \
+	bash tools/system/chromium.sh || exit 1; \
+	$(LOCAL_UP) && $(call tier,cluster,$(PARALLEL)) && $(call tier,course,$(PARALLEL)); rc=$$?; \
+	$(LOCAL_DOWN); [ $$rc = 0 ] || exit $$rc; \
 	tools/system/docker.sh ensure || exit 1; \
 	$(BIN)/eoslab image ensure || exit 1; \
 	$(call tier,system,$(PARALLEL))

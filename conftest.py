@@ -32,17 +32,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tools import suite_clusters
-
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
 
 pytest_plugins = ["tests.timeline_plugin"]  # each xdist worker's busy time and idle tail, after each tier
 
-
-WORKER_OFFSET_STEP = suite_clusters.WORKER_OFFSET_STEP
+WORKER_OFFSET_STEP = 5000
 """xdist worker gwK's cluster: ports +K*5000 from the session's (clear of the docker +500, bad-input +750,
-recording +1000/+2000 and kernel-message 11000+ clusters); `make test` starts them (tools/suite_clusters.py)."""
+recording +1000/+2000 and kernel-message 11000+ clusters)."""
 
 
 def worker_index() -> int:
@@ -58,9 +55,12 @@ def _worker_cluster_env() -> None:
     k = worker_index()
     if k == 0 or os.environ.get("EOSLAB_TEST_WORKER") == str(k):
         return
+    base = int(os.environ.get("EOSLAB_PORT_OFFSET") or 0)
+    os.environ["EOSLAB_PORT_OFFSET"] = str(base + k * WORKER_OFFSET_STEP)
     from eoslab._paths import data_dir
 
-    os.environ.update(suite_clusters.worker_environ(k, os.environ, data_dir()))
+    os.environ["EOSLAB_DATA"] = f"{data_dir()}-gw{k}"
+    os.environ["EOSLAB_TEST_WORKER"] = str(k)
 
 
 _worker_cluster_env()
