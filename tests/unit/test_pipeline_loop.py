@@ -1,15 +1,22 @@
-"""How a learner's loop gets from a notebook cell into the pipeline's process: write_loop and load_loop,
-without a cluster (the loop running under faults is tests/integration/test_lab05.py's)."""
+"""How a learner's loop gets from a notebook cell into the pipeline's process (write_loop, load_loop), and
+what a processor records as an abort's cause, without a cluster (the loop under faults:
+tests/integration/test_lab05.py; the abortable path: tests/integration/test_pipeline_abortable.py)."""
 
 from __future__ import annotations
 
 import linecache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from eoslab.demos.pipeline import LOOP_HEADER, PipelineError, load_loop, write_loop
+from eoslab.demos.pipeline._child import Processor, parse_args
+from eoslab.demos.pipeline._loop import Pipe
+from eoslab.demos.pipeline._parts import abort_reason
+from eoslab.history import Aborted, HistoryWriter, read_history
 
 NOTEBOOK_HELPER = 42
 
@@ -91,3 +98,115 @@ def test_a_loop_file_with_a_syntax_error_says_the_line(tmp_path: Path) -> None:
 
 def test_a_module_function_loads() -> None:
     assert load_loop("json:dumps").__name__ == "dumps"
+
+
+# -- what an abort records as its cause --------------------------------------------------------------
+# librdkafka marks the transaction abortable on its own thread after a delivery failed, so the call that
+# reports it may fail with the delivery's own error or with _STATE ("Failed to commit offsets to
+# transaction ... Erroneous state"): seen once in a fresh-clone run of test_pipeline_abortable.
+
+
+def _state_error() -> KafkaException:
+    text = "Failed to commit offsets to transaction on broker (none): Local: Erroneous state (after 0 ms)"
+    return KafkaException(KafkaError(KafkaError._STATE, text, txn_requires_abort=True))
+
+
+class _Producer:
+    """A transactional producer whose send_offsets_to_transaction fails as it did in that run."""
+
+    def begin_transaction(self) -> None:
+        return None
+
+    def send_offsets_to_transaction(self, *args: Any) -> None:
+        raise _state_error()
+
+    def abort_transaction(self, *args: Any) -> None:
+        return None
+
+
+class _Message:
+    """A consumed input record, as ``consume()`` returns it."""
+
+    def topic(self) -> str:
+        return "in"
+
+    def partition(self) -> int:
+        return 0
+
+    def offset(self) -> int:
+        return 0
+
+    def value(self) -> bytes:
+        return b"v"
+
+    def key(self) -> None:
+        return None
+
+
+class _TimingOutProducer(_Producer):
+    """Every produced record's delivery report says it timed out (served by flush, as librdkafka does)."""
+
+    def __init__(self) -> None:
+        self.reports: list[Any] = []
+
+    def produce(self, *args: Any, on_delivery: Any, **kwargs: Any) -> None:
+        self.reports.append(on_delivery)
+
+    def flush(self, timeout: float) -> int:
+        for report in self.reports:
+            report(KafkaError(KafkaError._MSG_TIMED_OUT, "Local: Message timed out"), _Message())
+        self.reports.clear()
+        return 0
+
+
+class _Processor:
+    """The pieces of ``_child.Processor`` a Pipe uses; every send's delivery times out."""
+
+    def __init__(self, history: Path) -> None:
+        self.args = SimpleNamespace(transactional_id="tid")
+        self.consumer = SimpleNamespace(consumer_group_metadata=lambda: None)
+        self.producer = _Producer()
+        self.h = HistoryWriter(history, process="p-1")
+        self.stopping, self.batch, self.failed, self.delivery_error = False, 0, 0, ""
+
+    def produce_batch(self, msgs: list[Any], txn: int | None) -> list[TopicPartition]:
+        self.failed, self.delivery_error = len(msgs), "_MSG_TIMED_OUT: Local: Message timed out"
+        return [TopicPartition("in", 0, 1)]
+
+    def die_if(self, point: str) -> None:
+        return None
+
+
+def test_a_learners_abort_records_the_failed_delivery_not_the_state_error_it_surfaced_as(tmp_path: Path) -> None:
+    proc = _Processor(tmp_path / "h.jsonl")
+    pipe = Pipe(cast(Any, proc), make_producer=lambda: cast(Any, _Producer()))
+    pipe.producer.begin_transaction()
+    offsets = pipe.send(["a record"])  # type: ignore[list-item]
+    with pytest.raises(KafkaException):
+        pipe.producer.send_offsets_to_transaction(offsets, None)
+    pipe.producer.abort_transaction()
+    proc.h.close()
+    (aborted,) = [e for e in read_history(tmp_path / "h.jsonl").events if isinstance(e, Aborted)]
+    assert aborted.reason.startswith("_MSG_TIMED_OUT: Local: Message timed out (raised as _STATE:"), aborted
+
+
+def test_an_abort_without_a_failed_delivery_records_the_raised_error() -> None:
+    assert abort_reason("ILLEGAL_GENERATION: stale", "") == "ILLEGAL_GENERATION: stale"
+    assert abort_reason("_MSG_TIMED_OUT: t", "_MSG_TIMED_OUT: t") == "_MSG_TIMED_OUT: t"
+    assert abort_reason("_STATE: s", "_MSG_TIMED_OUT: t") == "_MSG_TIMED_OUT: t (raised as _STATE: s)"
+
+
+def test_the_built_in_processor_records_the_failed_delivery_as_its_aborts_cause(tmp_path: Path) -> None:
+    args = parse_args(["--mode", "eos", "--bootstrap", "127.0.0.1:1", "--input", "in", "--output", "out",
+                       "--group", "g", "--transactional-id", "tid", "--history", str(tmp_path / "h.jsonl"),
+                       "--process", "eos"])  # fmt: skip
+    proc = Processor(args)  # its clients are never used: the producer is replaced, rewind() too
+    proc.consumer.close()  # nothing to connect to: stop its background connection attempts
+    proc.consumer = cast(Any, SimpleNamespace(consumer_group_metadata=lambda: None))
+    proc.producer = cast(Any, _TimingOutProducer())
+    proc.rewind = lambda: None  # type: ignore[method-assign]
+    proc.batch = 1
+    proc.eos_batch(cast(Any, [_Message()]))
+    proc.h.close()
+    (aborted,) = [e for e in read_history(tmp_path / "h.jsonl").events if isinstance(e, Aborted)]
+    assert aborted.reason.startswith("_MSG_TIMED_OUT: Local: Message timed out (raised as _STATE:"), aborted

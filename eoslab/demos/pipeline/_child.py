@@ -34,7 +34,15 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message,
 
 from eoslab._timeouts import CLIENT_CALL
 from eoslab.demos.pipeline._loop import Pipe, load_loop
-from eoslab.demos.pipeline._parts import FENCED, Action, PipelineError, classify, output_value, parse_die_at
+from eoslab.demos.pipeline._parts import (
+    FENCED,
+    Action,
+    PipelineError,
+    abort_reason,
+    classify,
+    output_value,
+    parse_die_at,
+)
 from eoslab.history import HistoryWriter, Position
 
 EXIT_FATAL = 3
@@ -84,6 +92,7 @@ class Processor:
         self.stopping = False
         self.seq = 0  # sends so far: makes every output value unique
         self.failed = 0  # delivery reports with an error, in the current batch
+        self.delivery_error = ""  # the first of them, "NAME: text": what makes a transaction abortable
         self.batch = 0
         self.consumer_conf: dict[str, Any] = {
             "bootstrap.servers": args.bootstrap,
@@ -149,7 +158,7 @@ class Processor:
         """Record the polls, send one output per input, wait for every delivery report; the offsets to commit."""
         ids: dict[str, Any] = {"transactional_id": self.args.transactional_id} if txn is not None else {}
         nxt: dict[tuple[str, int], int] = {}
-        self.failed = 0
+        self.failed, self.delivery_error = 0, ""
         for m in msgs:
             self.h.polled(m)
             src = Position(str(m.topic()), int(m.partition() or 0), int(m.offset() or 0))
@@ -159,6 +168,8 @@ class Processor:
 
             def report(err: Any, msg: Any, src: Position = src) -> None:
                 self.failed += err is not None
+                if err is not None and not self.delivery_error:
+                    self.delivery_error = f"{err.name()}: {err.str()}"
                 self.h.delivered(err, msg, source=src, txn=txn, **ids)
 
             send = functools.partial(
@@ -256,7 +267,8 @@ class Processor:
             action = classify(err)
             if action is Action.ABORT:
                 self.call(lambda: self.producer.abort_transaction(CLIENT_CALL))
-                self.h.aborted(txn, f"{err.name()}: {err.str()}", transactional_id=self.args.transactional_id)
+                reason = abort_reason(f"{err.name()}: {err.str()}", self.delivery_error)
+                self.h.aborted(txn, reason, transactional_id=self.args.transactional_id)
                 self.rewind()
                 return
             code = EXIT_FATAL if err.fatal() or err.name() in FENCED else EXIT_UNKNOWN

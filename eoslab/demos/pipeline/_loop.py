@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from confluent_kafka import KafkaException, Message, Producer, TopicPartition
 
-from eoslab.demos.pipeline._parts import FENCED, PipelineError
+from eoslab.demos.pipeline._parts import FENCED, PipelineError, abort_reason
 from eoslab.history import HistoryWriter
 
 
@@ -52,6 +52,7 @@ class Processor(Protocol):
     h: HistoryWriter
     stopping: bool
     batch: int
+    delivery_error: str
 
     def poll_batch(self) -> list[Message]: ...
     def produce_batch(self, msgs: list[Message], txn: int | None) -> list[TopicPartition]: ...
@@ -171,6 +172,7 @@ class Pipe:
         self._in_txn = False
         self._txn_offsets: dict[tuple[str, int], int] = {}
         self._last_error = ""
+        self._cause = ""  # the transaction's first failed delivery: what made it abortable
 
     @property
     def stopping(self) -> bool:
@@ -184,6 +186,7 @@ class Pipe:
             return []
         self._proc.batch += 1  # the hooks count batches sent (``after-produce:2``: the second send)
         offsets = self._proc.produce_batch(list(records), self.txn if self._in_txn else None)
+        self._cause = self._cause or self._proc.delivery_error
         self._proc.die_if("after-produce")
         return offsets
 
@@ -208,7 +211,7 @@ class Pipe:
         self.txn += 1
         self._in_txn = True
         self._txn_offsets = {}
-        self._last_error = ""
+        self._last_error = self._cause = ""
 
     def _offsets_sent(self, positions: list[TopicPartition]) -> None:
         self._txn_offsets.update({(tp.topic, tp.partition): tp.offset for tp in positions})
@@ -225,7 +228,7 @@ class Pipe:
 
     def _aborted(self) -> None:
         if self._in_txn:
-            reason = self._last_error or "aborted by the processor"
+            reason = abort_reason(self._last_error or "aborted by the processor", self._cause)
             self._proc.h.aborted(self.txn, reason, transactional_id=self.transactional_id)
         self._in_txn = False
 

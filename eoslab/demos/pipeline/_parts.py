@@ -59,6 +59,21 @@ def classify(err: Any) -> Action:
     return Action.STOP
 
 
+def abort_reason(raised: str, delivery: str) -> str:
+    """What an abort records as its cause: the transaction's first failed delivery when it had one
+    (``delivery``, "NAME: text"), else the error the call raised (``raised``).
+
+    A failed delivery is what makes the transaction abortable, but librdkafka moves the transaction
+    to its abortable state on its own thread, after the delivery report may already have reached the
+    application: the next call then fails either with the delivery's own error or, when it had begun
+    before the state changed, with ``_STATE`` ("Failed to commit offsets to transaction ... Erroneous
+    state"). The cause is the same either way, so it is the one recorded; the raised error is kept
+    beside it."""
+    if not delivery or delivery == raised:
+        return raised
+    return f"{delivery} (raised as {raised})"
+
+
 def transform(value: str | None) -> str:
     """The pipeline's work on one input value."""
     return (value or "").upper()
