@@ -24,6 +24,9 @@ DEEP_DIVE = re.compile(r"^#{1,6} Deep dive\b")
 END_OF_DEEP_DIVE = re.compile(r"^\s*\*?End of deep dive\.\*?\s*$", re.MULTILINE)
 """The line that closes a deep dive (``*End of deep dive.*``)."""
 
+TASK_HEADING = re.compile(r"^#{1,6} Task\b")
+"""The first line of a lab task's heading cell (``## Task 3 — who leads next? (1 point)``)."""
+
 MODULE_GLOB = "[0-9][0-9]_*.ipynb"
 """The course's module notebooks under ``notebooks/`` (not the index, not the glossary)."""
 
@@ -115,6 +118,23 @@ def _heading(text: str) -> str:
 def code_cells(nb: dict[str, Any]) -> tuple[str, ...]:
     """The ids of every code cell that runs: what a learner runs through in a lab."""
     return tuple(cell_id(c, i) for i, c in enumerate(nb["cells"]) if runs(c))
+
+
+def task_span(nb: dict[str, Any], graded: str) -> tuple[str, tuple[str, ...]]:
+    """A lab task's heading and the code cells that run from it down to its graded cell ``graded``: what a
+    learner reads and runs for that task alone (a lab's Setup is shared by every task, so it is no task's).
+    A graded cell without a ``Task`` heading above it, since the graded cell before it, is a span of its own."""
+    heading, cells = "", list[str]()
+    for index, cell in enumerate(nb["cells"]):
+        text = source(cell) if cell.get("cell_type") == "markdown" else ""
+        if TASK_HEADING.match(text):
+            heading, cells = text, []
+        cells += [cell_id(cell, index)] if runs(cell) else []
+        if cell_id(cell, index) == graded:
+            return heading, tuple(cells)
+        if cell.get("metadata", {}).get("eoslab", {}).get("grade"):
+            heading, cells = "", []
+    raise DataError(f"the lab has no cell {graded}; give the id of one of its graded cells.")
 
 
 def module_notebooks(root: Path) -> list[Path]:

@@ -1,15 +1,16 @@
 """``eoslab course time`` as a reader sees it: one row per module on the core path, its total against a
-one-day workshop, the deep dives apart, and what was not measured."""
+one-day workshop, the deep dives and the labs' stretch tasks apart, and what was not measured."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from eoslab.course._timing import WORKSHOP_MINUTES, CourseTime, ModuleTime, Timed
+from eoslab.course._timing import WORKSHOP_MINUTES, CourseTime, ModuleTime, StretchTask, Timed
 
 _CORE = ("module", "words", "read", "cells", "run", "lab tasks", "lab", "total", "not measured")
 _DEEP = ("module", "deep dive", "words", "read", "cells", "run", "total", "not measured")
+_STRETCH = ("module", "stretch task", "task", "cells", "run", "total", "not measured")
 
 
 def _name(m: ModuleTime) -> str:
@@ -56,6 +57,31 @@ def _deep_row(m: ModuleTime, d: Timed) -> list[str]:
     ]
 
 
+def _stretch_row(m: ModuleTime, t: StretchTask) -> list[str]:
+    return [
+        m.module,
+        f"{t.task} {t.title}",
+        _min(t.task_min),
+        str(t.code_cells),
+        _min(t.run_min),
+        _min(t.minutes),
+        str(t.not_measured) if t.not_measured else "",
+    ]
+
+
+def _stretch_lines(course: CourseTime) -> list[str]:
+    """The labs' stretch tasks, apart: graded, but left for after a one-day workshop."""
+    rows = [_stretch_row(m, t) for m in course.modules if m.lab for t in m.lab.stretch]
+    if not rows:
+        return []
+    return [
+        "",
+        "Stretch tasks, apart (graded, optional in a one-day workshop, not in the total):",
+        *_grid(_STRETCH, rows, 2),
+        f"Stretch tasks in all: {_min(course.stretch_min)} min ({_hours(course.stretch_min)}).",
+    ]
+
+
 def _grid(header: tuple[str, ...], rows: list[list[str]], left: int) -> list[str]:
     """Columns sized to their widest cell; the first ``left`` columns are text (left-aligned)."""
     widths = [max(len(r[i]) for r in [list(header), *rows]) for i in range(len(header))]
@@ -68,7 +94,7 @@ def _grid(header: tuple[str, ...], rows: list[list[str]], left: int) -> list[str
 
 
 def time_table(course: CourseTime) -> str:
-    """The whole answer, in minutes: reading + run = core; tasks + run = lab; core + lab = a module's total."""
+    """The whole answer, in minutes: reading + run = core; core tasks + run = lab; core + lab = a module's total."""
     lines = [
         f"Core path: reading at {course.wpm:g} words/min, {course.lab_minutes_per_task:g} min per graded lab task, "
         f"cells' run times from {course.times_file}.",
@@ -87,6 +113,7 @@ def time_table(course: CourseTime) -> str:
     if deep:
         lines += ["", "Deep dives, apart (optional, not in the total):", *_grid(_DEEP, deep, 2)]
         lines.append(f"Deep dives in all: {_min(course.deep_dives_min)} min ({_hours(course.deep_dives_min)}).")
+    lines += _stretch_lines(course)
     if course.not_measured:
         lines += [
             "",

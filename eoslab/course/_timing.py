@@ -17,7 +17,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from eoslab.course._reading import Stretch, code_cells, key, lab_of, module_number, read_notebook, split
+from eoslab.course._reading import (
+    Stretch,
+    code_cells,
+    key,
+    lab_of,
+    module_number,
+    read_notebook,
+    split,
+    task_span,
+)
 from eoslab.errors import DataError
 
 READING_WPM = 120
@@ -60,8 +69,27 @@ class Timed:
 
 
 @dataclass(frozen=True)
+class StretchTask:
+    """A lab task whose grade says ``"stretch": true``: graded like any other, but optional in a one-day
+    workshop (expert material, or a skill an earlier task already graded), so it stays off the core path
+    and is listed apart, like a deep dive: its minutes per task and the run time of its own cells."""
+
+    task: str
+    title: str
+    task_min: float
+    code_cells: int
+    not_measured: int
+    run_min: float
+
+    @property
+    def minutes(self) -> float:
+        return self.task_min + self.run_min
+
+
+@dataclass(frozen=True)
 class LabTime:
-    """A module's lab: its graded tasks at a stated number of minutes each, plus its cells' run time."""
+    """A module's lab on the core path: its core graded tasks at a stated number of minutes each, plus the
+    run time of its cells but the stretch tasks' own; the stretch tasks apart."""
 
     notebook: str
     tasks: int
@@ -69,6 +97,7 @@ class LabTime:
     code_cells: int
     not_measured: int
     run_min: float
+    stretch: tuple[StretchTask, ...] = ()
 
     @property
     def minutes(self) -> float:
@@ -143,15 +172,28 @@ def lab_time(root: Path, lab: Path, times: Mapping[str, NotebookTimes], minutes_
     from eoslab.grading import graded_cells
 
     nb = read_notebook(lab)
-    tasks = len(graded_cells(nb))
-    run = timed(Stretch("lab", 0, code_cells(nb)), _cells(times, key(root, lab)), 1.0)
+    seconds = _cells(times, key(root, lab))
+    graded = graded_cells(nb)
+    stretch, apart = [], set[str]()
+    for g in (g for g in graded if g.get("stretch") is True):
+        cells = task_span(nb, str(g["cell_id"]))[1]
+        apart.update(cells)
+        run = timed(Stretch(str(g["task"]), 0, cells), seconds, 1.0)
+        stretch.append(
+            StretchTask(
+                str(g["task"]), str(g.get("title", "")), minutes_per_task, run.code_cells, run.not_measured, run.run_min
+            )
+        )
+    tasks = len(graded) - len(stretch)
+    core = timed(Stretch("lab", 0, tuple(c for c in code_cells(nb) if c not in apart)), seconds, 1.0)
     return LabTime(
         notebook=key(root, lab),
         tasks=tasks,
         task_min=tasks * minutes_per_task,
-        code_cells=run.code_cells,
-        not_measured=run.not_measured,
-        run_min=run.run_min,
+        code_cells=core.code_cells,
+        not_measured=core.not_measured,
+        run_min=core.run_min,
+        stretch=tuple(stretch),
     )
 
 
@@ -196,6 +238,11 @@ class CourseTime:
         return sum(d.minutes for m in self.modules for d in m.deep_dives)
 
     @property
+    def stretch_min(self) -> float:
+        """The stretch tasks' minutes: off the core path, like the deep dives."""
+        return sum(t.minutes for m in self.modules if m.lab for t in m.lab.stretch)
+
+    @property
     def fits(self) -> bool:
         return self.core_path_min <= WORKSHOP_MINUTES
 
@@ -222,6 +269,7 @@ class CourseTime:
             row["deep_dives"] = [{**asdict(d), "minutes": d.minutes} for d in m.deep_dives]
             if m.lab is not None:
                 row["lab"]["minutes"] = m.lab.minutes
+                row["lab"]["stretch"] = [{**asdict(t), "minutes": t.minutes} for t in m.lab.stretch]
             modules.append({**row, "minutes": m.minutes})
         return {
             "reading_wpm": self.wpm,
@@ -231,6 +279,7 @@ class CourseTime:
             "modules": modules,
             "core_path_min": self.core_path_min,
             "deep_dives_min": self.deep_dives_min,
+            "stretch_min": self.stretch_min,
             "workshop_min": WORKSHOP_MINUTES,
             "fits": self.fits,
             "not_measured": self.not_measured,

@@ -1,8 +1,9 @@
 """``eoslab grade LAB.ipynb``: run a lab under nbval against the cluster, and score it.
 
 A graded cell is a code cell whose metadata has ``{"eoslab": {"grade": {"task": ..., "points": ...,
-"title": ...}}}`` (cells are found by that, never by position). A task passes when its
-cell ran to the end (not errored, not timed out, not xfailed after a timeout) AND its
+"title": ...}}}`` (cells are found by that, never by position); ``"stretch": true`` there marks a task
+that is optional in a one-day workshop: graded the same, its points shown apart from the core's. A task
+passes when its cell ran to the end (not errored, not timed out, not xfailed after a timeout) AND its
 check recorded a passing verdict in the grading log AND its answer cells, read by this
 process, use no kit function that computes the answer (:mod:`eoslab.grading._forbidden`).
 """
@@ -41,6 +42,7 @@ class TaskResult:
     passed: bool
     message: str
     cell_id: str | None
+    stretch: bool = False
 
 
 @dataclass
@@ -67,14 +69,27 @@ class Report:
         return data
 
     def table(self) -> str:
-        lines = [f"{self.notebook}: {self.score:g} / {self.max_score:g} points", ""]
+        lines = [f"{self.notebook}: {self.score:g} / {self.max_score:g} points{_apart(self.tasks)}", ""]
         lines.append(f"{'task':<8}{'points':>8}  {'':<6}{'title':<34}message")
         for t in self.tasks:
             mark = "pass" if t.passed else "FAIL"
-            lines.append(f"{t.task:<8}{t.points:>4g}/{t.max_points:<3g}  {mark:<6}{t.title[:32]:<34}{t.message}")
+            title = f"{t.title} (stretch)" if t.stretch else t.title
+            lines.append(f"{t.task:<8}{t.points:>4g}/{t.max_points:<3g}  {mark:<6}{title[:32]:<34}{t.message}")
         for err in self.other_errors:
             lines.append(f"  note: {err}")
         return "\n".join(lines)
+
+
+def _apart(tasks: list[TaskResult]) -> str:
+    """`` (core 7 / 8, stretch 0 / 2)`` when a lab has stretch tasks: what a one-day workshop asked for, apart."""
+    stretch = [t for t in tasks if t.stretch]
+    if not stretch:
+        return ""
+    core = [t for t in tasks if not t.stretch]
+    return (
+        f" (core {sum(t.points for t in core):g} / {sum(t.max_points for t in core):g}, "
+        f"stretch {sum(t.points for t in stretch):g} / {sum(t.max_points for t in stretch):g})"
+    )
 
 
 def graded_cells(nb: dict[str, Any]) -> list[dict[str, Any]]:
@@ -178,7 +193,8 @@ def score(
         passed, msg = _judge_cell(by_cell.get(g["cell_id"]), last_verdict.get(task), cell_timeout)
         if refused and task in refused:
             passed, msg = False, refused[task]
-        results.append(TaskResult(task, title, max_points if passed else 0.0, max_points, passed, msg, g["cell_id"]))
+        points = max_points if passed else 0.0
+        results.append(TaskResult(task, title, points, max_points, passed, msg, g["cell_id"], g.get("stretch") is True))
     graded_ids = {g["cell_id"] for g in graded_cells(nb)}
     others = [
         f"cell {o['cell_id']} failed: {o['error_tail']}"
@@ -213,7 +229,7 @@ def grade_notebook(
         refused = forbidden_answers(nb)
         tasks, others = score(nb, _read_jsonl(outcomes_file), _read_jsonl(log_file), cell_timeout, refused)
     if timed_out:
-        tasks = [TaskResult(t.task, t.title, 0.0, t.max_points, False, timed_out, t.cell_id) for t in tasks]
+        tasks = [TaskResult(t.task, t.title, 0.0, t.max_points, False, timed_out, t.cell_id, t.stretch) for t in tasks]
     report = Report(
         path.name,
         hashlib.sha256(raw).hexdigest(),
