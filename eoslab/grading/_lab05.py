@@ -103,6 +103,28 @@ def offsets_behind(histories: list[Path]) -> list[str]:
     return found
 
 
+OFFSETLESS = "without their inputs' offsets"
+"""The phrase of :func:`offsetless_commits`' sentence, which the checks map to their hint."""
+
+
+def offsetless_commits(history: Path) -> str | None:
+    """A sentence when a process committed at least two transactions that carried no input offsets and
+    committed no offsets outside them either: it marks no input done, so every restart, successor and
+    new owner reads them all again, and its group never catches up. (One such commit alone may be the
+    moment between ``commit_transaction()`` and a plain ``consumer.commit()``: another check's case.)"""
+    if not history.exists():
+        return None
+    events = read_history(history).events
+    commits = [e for e in events if isinstance(e, Committed)]
+    bare = [e for e in commits if e.txn is not None and not e.offsets]
+    if len(bare) < 2 or any(e.txn is None for e in commits):
+        return None
+    return (
+        f"{bare[0].process} committed {len(bare)} transactions {OFFSETLESS} (no send_offsets_to_transaction before "
+        "commit_transaction): nothing marks those inputs done, so they are read again"
+    )
+
+
 def fenced_at(history: Path) -> float | None:
     """When a process first saw _FENCED (or a fatal error), from the :data:`FENCED_EVENT` lines of its stderr."""
     err = history.with_suffix(".stderr")
@@ -239,6 +261,8 @@ class Cell:
                 raise CellFailed(skipped[0])
             if behind := offsets_behind(self.histories()):
                 raise CellFailed(behind[0])
+            if bare := offsetless_commits(watch.history()):
+                raise CellFailed(bare)
             return watch.lag() == 0
 
         try:

@@ -35,6 +35,11 @@ HINT_OFFSETS = (
     "and consumer.commit() redoes a batch whose outputs are committed. Give the offsets to "
     "producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata()) before commit_transaction()."
 )
+HINT_NO_OFFSETS = (
+    "commit_transaction() committed the outputs but not the inputs' offsets: a restart or a new owner of the "
+    "partition reads those inputs again. Give the offsets pipe.send returned to "
+    "producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata()) before commit_transaction()."
+)
 HINT_NEXT = (
     "the offset committed for a partition is the NEXT one to read, the last record's offset + 1 (pipe.send returns "
     "them): an offset one short makes every restart and rebalance redo the batch's last record."
@@ -139,6 +144,8 @@ def _saw(out: cells.Outcome) -> str:
 
 
 def _cell_hint(name: str, message: str) -> str:
+    if cells.OFFSETLESS in message:
+        return HINT_NO_OFFSETS
     if "were skipped" in message:
         return HINT_REWIND
     if "is read again" in message:

@@ -7,7 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from eoslab.demos.pipeline import FENCED_EVENT
-from eoslab.grading._lab05 import fenced_at, fenced_then_committed, offsets_behind, skipped_after_abort
+from eoslab.grading._lab05 import (
+    OFFSETLESS,
+    fenced_at,
+    fenced_then_committed,
+    offsetless_commits,
+    offsets_behind,
+    skipped_after_abort,
+)
 from eoslab.history import Aborted, Assigned, Committed, HistoryWriter, Polled, Position
 
 T = "in"
@@ -103,3 +110,17 @@ def test_the_crash_cell_always_leaves_the_restart_the_batches_its_crash_is_set_a
         assert 60 <= inputs <= 100
         seen.add((first, second))
     assert seen == {(1, 1), (1, 2), (2, 1), (2, 2)}
+
+
+def test_transactions_without_offsets_are_found_unless_the_offsets_went_outside(tmp_path: Path) -> None:
+    polls = _polls("p", 1.0, 0, range(0, 4))
+    bare = [Committed("p", 1.1, 1, ()), Committed("p", 1.3, 2, ())]
+    plain = Committed("p", 1.2, None, (Position(T, 0, 4),))  # consumer.commit() after the transaction
+    found = offsetless_commits(_history(tmp_path / "none.jsonl", *polls, *bare))
+    assert found is not None and "committed 2 transactions" in found and OFFSETLESS in found
+    one = _history(tmp_path / "one.jsonl", *polls, bare[0])  # killed between the commit and consumer.commit()
+    outside = _history(tmp_path / "outside.jsonl", *polls, bare[0], plain, bare[1])
+    inside = _history(
+        tmp_path / "inside.jsonl", *polls, *(Committed("p", 1.1 + t, t, (Position(T, 0, 4),)) for t in (1, 2))
+    )
+    assert [offsetless_commits(h) for h in (one, outside, inside, tmp_path / "absent.jsonl")] == [None] * 4
