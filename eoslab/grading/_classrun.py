@@ -11,6 +11,9 @@ and the notebook's sha256. A run killed halfway, by Ctrl-C or SIGKILL, loses onl
 flight; the same command again grades only what the journal lacks, and a notebook that changed
 since (another sha256) is graded again. Workers stop their notebooks when the run is interrupted
 and when its process dies (they watch their parent), so no grading goes on behind the instructor.
+The gradebook (CSV) is a view of the journal, rewritten after each line and whenever a run stops; only a
+SIGKILL between a line and that rewrite leaves it one notebook behind, until the next run rewrites it
+from the journal before grading anything.
 """
 
 from __future__ import annotations

@@ -221,9 +221,16 @@ def test_a_class_run_killed_halfway_resumes_without_regrading(tmp_path: Path, si
     while _grading_processes(tally):  # the killed run's workers end its notebooks (Ctrl-C, or parent gone)
         assert time.monotonic() < deadline, [p.cmdline()[:4] for p in _grading_processes(tally)]
         time.sleep(0.2)
-    done = {(r["learner"], r["notebook"]) for r in map(json.loads, journal.read_text().splitlines())}
+    lines = [(r["learner"], r["notebook"]) for r in map(json.loads, journal.read_text().splitlines())]
+    done = set(lines)
     assert 2 <= len(done) < len(everything)
-    assert {(r["learner"], r["notebook"]) for r in _rows(klass)} == done  # the gradebook, as it was going
+    book = {(r["learner"], r["notebook"]) for r in _rows(klass)}
+    if sig == signal.SIGINT:  # the gradebook, as it was going: rewritten from the journal however the run stops
+        assert book == done
+    else:  # SIGKILL can land between a journal line (fsynced) and the gradebook's rewrite after it (seen once in
+        # ~20 fresh-clone runs): the gradebook, a view of the journal, then lacks that last line's notebook until
+        # the next run rewrites it from the journal (the resumed run's whole gradebook is asserted below)
+        assert book <= done and done - book <= {lines[-1]}, (book, lines)
     before = len(_tally(tally))
 
     out = _grade(klass, "--workers", str(workers), env=env).stdout
