@@ -22,6 +22,7 @@ import itertools
 import json
 import logging
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,10 +100,17 @@ class ObservedProducer(Producer):
         conf = dict(conf)
         conf.setdefault("statistics.interval.ms", stats_interval_ms)
         user_cb = conf.pop("stats_cb", None)
+        # librdkafka holds the callback and the callback would hold the producer: a cycle only the
+        # cyclic GC frees, so a dropped producer would keep its threads, connections and transactional
+        # id alive for a while (reconnecting through the proxy into a later test's trace). A weak
+        # reference lets the last reference free it at once.
+        me = weakref.ref(self)
 
         def on_stats(raw: str) -> None:
-            self.last_stats = json.loads(raw)
-            self._stats_seen += 1
+            producer = me()
+            if producer is not None:
+                producer.last_stats = json.loads(raw)
+                producer._stats_seen += 1
             if user_cb is not None:
                 user_cb(raw)
 

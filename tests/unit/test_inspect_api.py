@@ -35,6 +35,26 @@ def test_observed_producer_keeps_stats_and_routes_debug_lines_to_logging(caplog)
     assert p.log.grep("") == list(p.log.lines)
 
 
+def test_a_dropped_producer_is_freed_at_once_not_by_the_cyclic_gc():
+    """A producer whose statistics callback held it lived until the cyclic GC ran, its threads reconnecting
+    through the proxy into a later test's trace (run 22): the last reference must free it."""
+    import gc
+    import weakref
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        for debug in (None, "eos"):
+            p = ins.ObservedProducer({"bootstrap.servers": "127.0.0.1:1", "client.id": "unit-freed"}, debug=debug)
+            p.eos(timeout=10)  # statistics served: the callback has run
+            ref = weakref.ref(p)
+            del p
+            assert ref() is None, f"debug={debug}: the producer outlived its last reference"
+    finally:
+        if was:
+            gc.enable()
+
+
 def test_acquired_pids_from_debug_lines():
     # Lines as librdkafka 2.16.0 logged them (debug=eos,msg) against the real cluster.
     lines = [
