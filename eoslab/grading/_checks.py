@@ -18,8 +18,10 @@ from typing import Any
 
 from eoslab.errors import GradingError
 from eoslab.grading import _forbidden
+from eoslab.grading._unstarted import unstarted
 
 GRADE_LOG_ENV = "EOSLAB_GRADE_LOG"
+TODO_HINT = "finish the TODO cell above, run it, then run this check again."
 
 
 class CheckFailed(GradingError):
@@ -87,7 +89,8 @@ def guarded(task: str, points: float = 1.0) -> Callable[[Callable[..., Verdict]]
     A learner's TODO left as ``None`` or an answer of the wrong type must read as a
     failed task with a hint, not a traceback from inside the kit. And before any work, an
     answer whose cell uses a kit function that computes it (:mod:`eoslab.grading._forbidden`)
-    is refused with the rule.
+    is refused with the rule, and an answer still as the lab left it is told so
+    (:mod:`eoslab.grading._unstarted`): the check's experiment could only confirm it.
     """
 
     def wrap(fn: Callable[..., Verdict]) -> Callable[..., Verdict]:
@@ -98,6 +101,9 @@ def guarded(task: str, points: float = 1.0) -> Callable[[Callable[..., Verdict]]
                 entry, where = hit
                 saw = _forbidden.saw(entry, where)
                 return verdict(task, False, ok="", saw=saw, hint=_forbidden.sentence(task, entry), points=points)
+            still = unstarted(fn, args, kwargs)
+            if still is not None:  # before the check's experiment: it could only confirm the TODO
+                return verdict(task, False, ok="", saw=still, hint=TODO_HINT, points=points)
             try:
                 return fn(*args, **kwargs)
             except CheckFailed:
@@ -108,7 +114,7 @@ def guarded(task: str, points: float = 1.0) -> Callable[[Callable[..., Verdict]]
                     False,
                     ok="",
                     saw=f"{type(exc).__name__}: {exc}",
-                    hint="finish the TODO cell above, run it, then run this check again.",
+                    hint=TODO_HINT,
                     points=points,
                 )
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -28,3 +29,7 @@ def test_untouched_lab_fails_at_every_graded_cell_and_nowhere_else(healed, tmp_p
     report = grade_notebook(nb)
     assert [(t.task, t.passed) for t in report.tasks] == [(f"t{i}", False) for i in range(1, 5)], report.table()
     assert report.other_errors == []
+    # every answer is still the lab's TODO: each check says so at once, before its experiment (_unstarted)
+    assert all(re.search(r"still (None, as the lab left it|the lab's TODO stub)", t.message) for t in report.tasks), (
+        report.table()
+    )

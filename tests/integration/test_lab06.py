@@ -5,6 +5,7 @@ shared with notebook 06): the solution passes every graded cell; the untouched l
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -30,3 +31,7 @@ def test_the_untouched_lab_fails_at_every_graded_cell(bench_runs: Path, tmp_path
     tasks = {c["task"] for c in graded_cells(json.loads(nb.read_text()))}
     assert {t.task for t in report.tasks} == tasks
     assert all(not t.passed for t in report.tasks), report.table()
+    # every answer is still the lab's TODO: each check says so at once, before its experiment (_unstarted)
+    assert all(re.search(r"still (None, as the lab left it|the lab's TODO stub)", t.message) for t in report.tasks), (
+        report.table()
+    )
