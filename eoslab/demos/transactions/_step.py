@@ -224,6 +224,8 @@ class Step:
 
         if not self.writes() and self.end_mark is not None:
             return pd.DataFrame(columns=DISK_COLUMNS)  # nothing to read: spare a JVM start per broker
+        if self.settling:  # the markers of the transaction the step was ending are on disk once it settled
+            wait_settled(self.lesson.cluster, sorted(self.settling))
         df = self.lesson.disk(self.log_start, producer_ids(self.trace))
         if not self.log_end or not len(df):
             return df
@@ -234,14 +236,13 @@ class Step:
         inside = df["base_offset"] < df["partition"].map(labels)
         if not self.settling:
             return df[inside].reset_index(drop=True)
-        # The markers of the transaction the step was ending: in a partition whose last batch of the step is
-        # data (not yet closed by a marker), the first control batch after the step's end.
-        open_parts = {
-            part
-            for part, g in df[inside].sort_values("base_offset").groupby("partition")
-            if not g["is_control"].iloc[-1]
+        # The markers of the transaction the step was ending: the first control batch after the step's end in
+        # every partition the step did not close with a marker -- one whose last batch of the step is data, and
+        # one the step wrote nothing to (a commit step's own partitions: its data came in earlier steps).
+        closed = {
+            part for part, g in df[inside].sort_values("base_offset").groupby("partition") if g["is_control"].iloc[-1]
         }
-        late = df[~inside & df["is_control"] & df["partition"].isin(open_parts)]
+        late = df[~inside & df["is_control"] & ~df["partition"].isin(closed)]
         late = late.sort_values("base_offset").groupby("partition").head(1)
         return df[inside | df.index.isin(late.index)].reset_index(drop=True)
 
