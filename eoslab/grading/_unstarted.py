@@ -11,9 +11,10 @@ not after a minute, and an untouched lab's checks all answer at once.
 - a value that is ``None`` (``predicted_allocations = None  # TODO``) passed for a parameter of the
   check that has no default (a parameter whose default is ``None``, like lab 06's ``runs``, may be
   ``None``);
-- a function whose body, a docstring aside, is one ``pass`` or one ``return`` of a literal
-  (``return None``, ``return []``, ``return (None, None)``, ``return {}``): no task's answer is a
-  constant. A function whose source the kernel no longer has is left to the check.
+- a function whose body, a docstring aside, is one ``pass``, a bare ``return``, or one ``return`` of an
+  EMPTY literal: ``None``, an empty list, tuple, dict, set or string, or a tuple of ``None`` (``return
+  (None, None)``). A constant that could be a guess (``return 3``, ``return "a"``) is an answer, and the check
+  judges it ("you predicted 3"). A function whose source the kernel no longer has is left to the check.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def _function_node(fn: Callable[..., Any]) -> ast.FunctionDef | ast.AsyncFunctio
 
 
 def stub_body(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
-    """The one statement of a function that does nothing (``pass``, ``return <literal>``), or None."""
+    """The one statement of a function that does nothing (``pass``, ``return <empty literal>``), or None."""
     body = list(node.body)
     first = body[0] if body else None
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
@@ -61,19 +62,22 @@ def stub_body(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     if len(body) != 1:
         return None
     stmt = body[0]
-    if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Return) and _is_literal(stmt.value)):
+    if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Return) and _is_empty(stmt.value)):
         return ast.unparse(stmt)
     return None
 
 
-def _is_literal(node: ast.expr | None) -> bool:
+def _is_empty(node: ast.expr | None) -> bool:
+    """``None``, an empty literal container or string, or a tuple of ``None``: what a stub returns."""
     if node is None:
         return True
     try:
-        ast.literal_eval(node)
+        value = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
-    return True
+    if isinstance(value, tuple) and value and all(v is None for v in value):
+        return True
+    return value is None or (isinstance(value, (list, tuple, dict, set, str, bytes)) and len(value) == 0)
 
 
 def _stub(fn: Callable[..., Any]) -> str | None:

@@ -36,6 +36,8 @@ STUBS = [
     "def f(a, b):\n    return {}  # TODO\n",
     "def f(p, c, r, t):\n    pass  # TODO: one transaction\n",
     'def f(x):\n    """what it should do"""\n    return\n',
+    "def f(x):\n    return ()\n",
+    "def f(x):\n    return ''\n",
 ]
 WRITTEN = [
     "def f(pid):\n    return pid // 1000  # TODO left in place\n",
@@ -43,6 +45,10 @@ WRITTEN = [
     "def f(x):\n    return x or None\n",
     "def f(x):\n    print(x)\n",
     "def f(x):\n    raise NotImplementedError\n",
+    "def f(replicas, isr, killed):\n    return 3  # a guess: the check judges it (wrong answer lab01 t3)\n",
+    'def f(x):\n    return "a"\n',
+    "def f(x):\n    return (None, 1)\n",
+    "def f(x):\n    return [0]\n",
 ]
 
 
