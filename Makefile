@@ -114,4 +114,4 @@ lint: $(STAMP)  ## ruff format --check + ruff + mypy (tests/unit/test_lint.py ru
 	$(BIN)/mypy eoslab tests conftest.py tools
 
 strip: $(STAMP)  ## strip outputs from every notebook before committing
-	$(BIN)/nbstripout --keep-id notebooks/*.ipynb labs/*.ipynb solutions/*.ipynb 2>/dev/null || true  # --keep-id: issues and grading name cells by id
+	$(BIN)/nbstripout --keep-id notebooks/*.ipynb labs/*.ipynb solutions/*.ipynb instructor/*.ipynb 2>/dev/null || true  # --keep-id: issues and grading name cells by id

@@ -4,14 +4,18 @@ Pure functions of the recorded history (:mod:`eoslab.runs`, written by :mod:`eos
 each mode's throughput and overhead as a median over rounds with a bootstrap interval over rounds,
 computed in Spark (``throughput``, ``overhead``, ``bootstrap_median``), the smallest effect a run can
 resolve, the Java peer beside the harness; latency percentiles with Spark's ``percentile_approx``;
-read_committed latency against the commit interval; the spread across a class; the duplicate /
+read_committed latency against the commit interval; the spread across a class, and per machine of a
+class its overhead with an interval, the class's distribution and its outliers (``machine_overhead``,
+``class_distribution``, ``class_outliers``, read aloud by ``class_sentences``); the duplicate /
 aborted-record audit; module 05's fault matrix (its faults tables, its output topics audited through
 Spark's Kafka source); published figures to compare with; the takeaways a run supports; plots.
 """
 
 from eoslab.analysis._audit import audit_frames, audit_topic, read_topic, topic_values
+from eoslab.analysis._class import class_distribution, class_outliers, machine_overhead
+from eoslab.analysis._class_report import class_sentences, pick_label, plot_class
 from eoslab.analysis._faults import audit_outputs, fault_matrix, load_faults, plot_fault_matrix
-from eoslab.analysis._load import Runs, load_runs, run_index
+from eoslab.analysis._load import Runs, load_learners, load_runs, run_index
 from eoslab.analysis._metrics import e2e_by_commit_interval, latency_percentiles, overhead_spread
 from eoslab.analysis._plots import plot_e2e_vs_commit, plot_latency, plot_overhead, plot_throughput
 from eoslab.analysis._published import PUBLISHED, Published, compare
@@ -43,6 +47,9 @@ __all__ = [
     "audit_topic",
     "bench_analyse",
     "bootstrap_median",
+    "class_distribution",
+    "class_outliers",
+    "class_sentences",
     "compare",
     "e2e_by_commit_interval",
     "fault_matrix",
@@ -51,11 +58,15 @@ __all__ = [
     "kit_vs_java",
     "latency_percentiles",
     "load_faults",
+    "load_learners",
     "load_runs",
+    "machine_overhead",
     "overhead",
     "overhead_by_round",
     "overhead_spread",
     "overhead_verdict",
+    "pick_label",
+    "plot_class",
     "plot_e2e_vs_commit",
     "plot_fault_matrix",
     "plot_latency",

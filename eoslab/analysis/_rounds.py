@@ -103,14 +103,18 @@ def throughput(summary: DataFrame, *, seed: int = 0) -> DataFrame:
 def overhead(summary: DataFrame, baseline: str = BASELINE, *, seed: int = 0) -> DataFrame:
     """Per run and mode: the overhead against ``baseline`` (median over rounds of the within-round
     overhead) with its interval, ``resolved`` (the interval excludes 0) and ``half_width``."""
+    ov = bootstrap_median(overhead_by_round(summary, baseline), "overhead", [*RUN, *MODE], seed=seed)
+    return judged(ov).orderBy(*RUN, "mode", "commit_ms")
+
+
+def judged(ov: DataFrame) -> DataFrame:
+    """``resolved`` (the interval excludes 0; null without an interval) and ``half_width``, beside an
+    overhead's ``lo``/``hi``: one reading of an interval for a run's figures and a machine's alike."""
     from pyspark.sql import functions as F
 
-    ov = bootstrap_median(overhead_by_round(summary, baseline), "overhead", [*RUN, *MODE], seed=seed)
     resolved = (F.col("lo") > 0) | (F.col("hi") < 0)
-    return (
-        ov.withColumn("resolved", F.when(F.col("lo").isNotNull(), resolved))
-        .withColumn("half_width", (F.col("hi") - F.col("lo")) / 2)
-        .orderBy(*RUN, "mode", "commit_ms")
+    return ov.withColumn("resolved", F.when(F.col("lo").isNotNull(), resolved)).withColumn(
+        "half_width", (F.col("hi") - F.col("lo")) / 2
     )
 
 

@@ -4,14 +4,15 @@ An instructor packs once, on a machine like the learners' laptops (same OS, CPU 
 wheels of pandas, pyarrow, confluent-kafka... are built for one platform). ``DIR`` then holds:
 
 ``learner/``
-    the course without ``solutions/``, ``tests/`` (the tests hold the answers) and ``docs/instructor.md``, and
+    the course without ``solutions/``, ``tests/`` (the tests hold the answers), ``docs/instructor.md`` and
+    ``instructor/`` (the class notebook), and
     ``.offline/``: ``wheels/`` (every pinned Python dependency, and pip and setuptools to install
     the kit), ``jars/`` (the resolved Kafka and Spark-Kafka jars with their classpath order) and,
     when asked, ``docker/`` (the cluster's image as a ``docker save`` tar). Copy this folder to each
     laptop: ``make lab`` there installs from ``.offline/`` (pip ``--no-index``, no Maven) and works
     with the network off.
 ``instructor/``
-    the same plus ``solutions/`` and ``tests/``; labs stay generated from the solutions
+    the same plus ``solutions/``, ``tests/`` and ``instructor/``; labs stay generated from the solutions
     (``eoslab labs``), and the pack refuses labs that have drifted from them.
 
 Both copies share the payload through hard links, so the bundle costs its size once on disk.
@@ -32,9 +33,10 @@ from pathlib import Path
 
 from eoslab.errors import SetupError
 
-LEARNER_EXCLUDES = ("solutions/", "tests/", ".ci/", "docs/instructor.md")
-"""Not in the learner's copy: the solutions, the tests (they hold the answers and wrong answers), and the
-instructor guide (it tells each lab's wrong answers in words)."""
+LEARNER_EXCLUDES = ("solutions/", "tests/", ".ci/", "docs/instructor.md", "instructor/")
+"""Not in the learner's copy: the solutions, the tests (they hold the answers and wrong answers), the
+instructor guide (it tells each lab's wrong answers in words), and ``instructor/`` (the class notebook: it
+reads the whole class's hand-ins, which a learner never has)."""
 
 BUILD_REQUIREMENTS = ("setuptools>=77",)
 """What ``pip install -e .`` needs to build the kit itself (pyproject's build-system), offline too."""
@@ -56,8 +58,8 @@ class PackResult:
         imgs = ", ".join(self.docker_images) or "none (local backend; --docker-image NAME adds one)"
         took = ", ".join(f"{k} {v:.0f} s" for k, v in self.seconds.items())
         return (
-            f"learner copy (no solutions, no tests): {self.learner}\n"
-            f"instructor copy (with solutions and tests): {self.instructor}\n"
+            f"learner copy (no solutions, no tests, no class notebook): {self.learner}\n"
+            f"instructor copy (with solutions, tests and instructor/): {self.instructor}\n"
             f"wheels: {self.wheels} ({self.wheels_mb:.0f} MB); jars: {jars}; docker images: {imgs}\n"
             f"took: {took}\n"
             "On each laptop: copy the learner folder, then `make lab` in it (no network needed; Java 17+ and "
@@ -87,6 +89,11 @@ def course_files(root: Path) -> list[str]:
         for name in filenames:
             found.append(str((Path(dirpath) / name).relative_to(root)))
     return sorted(found)
+
+
+def learner_files(files: list[str]) -> list[str]:
+    """What of the course's ``files`` (:func:`course_files`) goes into the learner's copy."""
+    return [f for f in files if not f.startswith(LEARNER_EXCLUDES)]
 
 
 def _copy_tree(root: Path, files: list[str], dest: Path) -> None:
@@ -230,8 +237,7 @@ def pack(
     seconds: dict[str, float] = {}
     t = time.monotonic()
     files = course_files(root)
-    learner_files = [f for f in files if not f.startswith(LEARNER_EXCLUDES)]
-    _copy_tree(root, learner_files, learner)
+    _copy_tree(root, learner_files(files), learner)
     _copy_tree(root, files, instructor)
     seconds["course"] = time.monotonic() - t
 

@@ -9,7 +9,8 @@ environment, JupyterLab's and nbval's alike). What a learner then sees when a ce
 - the cluster went down (``eoslab down``, a laptop that slept, an out-of-memory kill): one sentence
   saying so and what to run, instead of a timeout's traceback;
 - any other error the kit raises on purpose (:class:`eoslab.EoslabError`): its sentence, without the
-  Python traceback above it.
+  Python traceback above it; an error about files (``DataError``, ``GradingError``: runs, hand-ins,
+  notebooks) says its own sentence even with the cluster down, since the cluster is not its cause.
 
 Everything else keeps IPython's usual traceback. Nothing here touches the learner's notebook
 or topics: a restart loses the kernel's variables only (JupyterLab keeps the cells), and
@@ -68,6 +69,11 @@ def explain(etype: type[BaseException], value: BaseException, user_ns: dict[str,
                 "is kept as it is."
             )
         return None
+    errors = sys.modules.get("eoslab.errors")
+    if errors is not None and issubclass(etype, (errors.DataError, errors.GradingError)):
+        # About files (runs, hand-ins, notebooks), never the cluster: the instructor's class notebook runs with no
+        # cluster up, and "the cluster is down" would send them to the wrong fix.
+        return f"{etype.__name__}: {value}"
     if issubclass(etype, _cluster_errors()):
         running = _brokers_running(user_ns)
         if running == 0:
@@ -75,7 +81,6 @@ def explain(etype: type[BaseException], value: BaseException, user_ns: dict[str,
                 f"The cluster is down (no broker runs, so this cell got {etype.__name__}): run `eoslab up` in a "
                 "terminal (or the # Setup cell), then this cell again — your notebook and your topics are kept."
             )
-        errors = sys.modules.get("eoslab.errors")
         if errors is not None and issubclass(etype, errors.EoslabError):
             return f"{etype.__name__}: {value}"
     return None

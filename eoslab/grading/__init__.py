@@ -3,12 +3,14 @@
 Lab notebooks call check functions (one per task, in the module of their lab);
 ``eoslab grade`` runs a lab under nbval and scores it; ``eoslab submit`` packs a
 learner's hand-in into one archive; ``eoslab grade --class`` reruns a class's
-notebooks (in parallel, resumably) into a gradebook; ``eoslab labs`` generates
+notebooks (in parallel, resumably) into a gradebook; ``load_class`` pools the class's module-06 runs in
+Spark, each learner's machine named (the instructor's class notebook); ``eoslab labs`` generates
 labs/ from solutions/.
 """
 
 from eoslab.grading._checks import CheckFailed, Verdict, guarded, verdict
 from eoslab.grading._classbook import ClassGrades, grade_class
+from eoslab.grading._classruns import ClassHandIn, ClassRuns, class_hand_ins, load_class
 from eoslab.grading._gradebook import NOTEBOOK_LIMIT, collect, summary, write_gradebook
 from eoslab.grading._labgen import generate_labs, lab_from_solution, strip_solution
 from eoslab.grading._report import CELL_TIMEOUT, Report, TaskResult, grade_notebook, graded_cells, score
@@ -19,11 +21,14 @@ __all__ = [
     "CELL_TIMEOUT",
     "CheckFailed",
     "ClassGrades",
+    "ClassHandIn",
+    "ClassRuns",
     "NOTEBOOK_LIMIT",
     "Report",
     "Submission",
     "TaskResult",
     "Verdict",
+    "class_hand_ins",
     "collect",
     "generate_labs",
     "grade_class",
@@ -31,6 +36,7 @@ __all__ = [
     "graded_cells",
     "guarded",
     "lab_from_solution",
+    "load_class",
     "score",
     "strip_solution",
     "summary",

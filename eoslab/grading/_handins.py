@@ -14,6 +14,7 @@ import hashlib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from eoslab.errors import EoslabError, GradingError
 from eoslab.grading._submission import read_manifest, slug, unpack_submission
@@ -32,7 +33,8 @@ class HandIn:
     ``notebooks`` are the copies to rerun; ``handed`` is the folder as the learner handed it in (their
     notebooks beside their reports, for the self-reported column); ``runs`` their module-06 runs (or
     None); ``check`` the manifest's verdict ("ok", :data:`FOLDER_CHECK`, or what did not verify);
-    ``error`` set when the hand-in cannot be graded at all (an unreadable archive).
+    ``error`` set when the hand-in cannot be graded at all (an unreadable archive); ``environment`` the
+    manifest's machine facts (empty for a folder: it has no manifest).
     """
 
     learner: str
@@ -42,6 +44,7 @@ class HandIn:
     runs: Path | None = None
     check: str = "ok"
     error: str = ""
+    environment: dict[str, Any] = field(default_factory=dict)
 
 
 def _work_folder(work: Path, learner: str) -> Path:
@@ -59,6 +62,7 @@ def _from_archive(archive: Path, learner: str, work: Path) -> HandIn:
         sorted(sub.labs.glob("lab*.ipynb")),
         sub.runs if has_runs else None,
         "; ".join(sub.problems) or "ok",
+        environment=dict(sub.manifest.get("environment") or {}),
     )
 
 

@@ -9,7 +9,7 @@ import pytest
 from eoslab.grading import generate_labs, graded_cells
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted(p for d in ("notebooks", "labs", "solutions") for p in (ROOT / d).glob("*.ipynb"))
+NOTEBOOKS = sorted(p for d in ("notebooks", "labs", "solutions", "instructor") for p in (ROOT / d).glob("*.ipynb"))
 
 
 def test_labs_are_what_the_solutions_generate() -> None:

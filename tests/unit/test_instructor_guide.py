@@ -13,7 +13,7 @@ import pytest
 
 from eoslab.cli import build_parser
 from eoslab.course import course_time
-from eoslab.course._workshop import LEARNER_EXCLUDES, course_files
+from eoslab.course._workshop import course_files, learner_files
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "instructor.md"
@@ -102,6 +102,15 @@ def test_the_schedule_adds_up_to_a_teaching_day_and_its_clock_times_follow() -> 
 
 @pytest.mark.parametrize("kept", ["docs/course-time.md", "labs/lab01_idempotence.ipynb"])
 def test_the_learners_copy_leaves_the_guide_out(kept: str) -> None:
-    learner = [f for f in course_files(ROOT) if not f.startswith(LEARNER_EXCLUDES)]
+    learner = learner_files(course_files(ROOT))
     assert "docs/instructor.md" in course_files(ROOT) and "docs/instructor.md" not in learner
     assert kept in learner
+
+
+def test_the_class_notebook_is_in_the_instructors_copy_only() -> None:
+    """`eoslab workshop pack` copies every course file to the instructor and :func:`learner_files` of them to
+    the learner: the class notebook reads every learner's hand-in, which is not a learner's to run."""
+    files = course_files(ROOT)
+    assert "instructor/class_runs.ipynb" in files
+    assert [f for f in learner_files(files) if f.startswith("instructor/")] == []
+    assert "notebooks/06_cost_of_exactly_once.ipynb" in learner_files(files)
