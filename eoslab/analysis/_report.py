@@ -10,12 +10,13 @@ a run whose intervals are wider than the effect it is asked about says so.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from eoslab.analysis._cpu import cpu_lines
 from eoslab.analysis._load import Runs, load_runs
 from eoslab.analysis._metrics import latency_percentiles
 from eoslab.analysis._published import PUBLISHED
@@ -23,7 +24,7 @@ from eoslab.analysis._rounds import kit_vs_java, overhead, resolvable, throughpu
 from eoslab.bench.producers import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE
 from eoslab.bench.targets import HARNESS_VS_JAVA_RATIO
 from eoslab.errors import DataError
-from eoslab.runs import BASELINE
+from eoslab.runs import BASELINE, CPU_COLUMNS, cpu_table
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -41,6 +42,7 @@ class RunFigures:
     latency: pd.DataFrame
     resolvable: float
     rounds: int
+    cpu: pd.DataFrame = field(default_factory=lambda: cpu_table(pd.DataFrame()))  # eoslab.runs.cpu_table
 
 
 def _pandas(df: Any) -> pd.DataFrame:
@@ -64,6 +66,12 @@ def _one_run(runs: Runs, run: str | None) -> tuple[str, Runs]:
     return chosen, Runs(only(runs.params), only(runs.summary), only(runs.samples), only(runs.env))
 
 
+def _cpu_rows(summary: Any) -> Any:
+    """The saturation rows' columns :func:`eoslab.runs.cpu_table` reads (a run from before them has none)."""
+    cols = ["label", "client", "phase", "records", *(c for c in CPU_COLUMNS if c in summary.columns)]
+    return summary.where("phase = 'saturation'").select(*cols)
+
+
 def run_figures(runs: Runs, run: str | None = None, *, seed: int = 0) -> RunFigures:
     """The figures of one run (the latest by default)."""
     name, one = _one_run(runs, run)
@@ -83,6 +91,7 @@ def run_figures(runs: Runs, run: str | None = None, *, seed: int = 0) -> RunFigu
     res = _pandas(resolvable(ov_df))
     java = _pandas(kit_vs_java(summary))
     lat = _pandas(latency_percentiles(one.samples, "ack"))
+    cpu = cpu_table(_pandas(_cpu_rows(summary)))
     env = _pandas(one.env).iloc[0]
     ov_df.unpersist()
     summary.unpersist()
@@ -94,6 +103,7 @@ def run_figures(runs: Runs, run: str | None = None, *, seed: int = 0) -> RunFigu
         lat,
         float(res["resolvable"].iloc[0]) if len(res) else math.nan,
         int(modes["rounds"].min()) if len(modes) else 0,
+        cpu,
     )
 
 
@@ -265,15 +275,11 @@ def _java_line(j: pd.Series) -> str:
         else f"  below {HARNESS_VS_JAVA_RATIO:g}: the harness is the bottleneck"
     )
     warm = "  (still warming up: measure longer)" if bool(j.get("java_still_warming", False)) else ""
-    cpu = ""
-    if not pd.isna(j.get("java_cpu_us_per_record", math.nan)):
-        ours = j.get("eoslab_cpu_us_per_record", math.nan)
-        cpu = f"  CPU µs/record: eoslab {ours:.1f}, java {j['java_cpu_us_per_record']:.1f}"
     total = j.get("java_total_records_per_s", math.nan)
     return (
         f"  {j['label']:<12} eoslab {j['eoslab']:>8.0f}  java {j['java']:>8.0f} "
         + ("" if pd.isna(total) else f"({total:.0f})")
-        + f"  ratio {j['ratio']:.2f}{flag}{warm}{cpu}"
+        + f"  ratio {j['ratio']:.2f}{flag}{warm}"
     )
 
 
@@ -300,7 +306,8 @@ def _latency_lines(f: RunFigures) -> list[str]:
 def report_text(f: RunFigures) -> str:
     """The one-screen report of a run: per mode the median over rounds and its 95 % interval, the
     overhead against acks_all and whether this run resolves it, the Java peer, latency, takeaways."""
-    lines = [_env_line(f.env), *_mode_lines(f), *_java_lines(f), *_latency_lines(f), "takeaways:"]
+    lines = [_env_line(f.env), *_mode_lines(f), *_java_lines(f), *cpu_lines(f.cpu, str(f.env.get("backend", "local")))]
+    lines += [*_latency_lines(f), "takeaways:"]
     lines += [f"- {t}" for t in takeaways(f)]
     lines.append(f"note: {TXN_NOTE}.")
     lines.append(f"note: {IDEMPOTENT_NOTE}.")

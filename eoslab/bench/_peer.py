@@ -30,12 +30,14 @@ import re
 import resource
 import subprocess
 import tempfile
+import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from eoslab import _jars, _java
 from eoslab._paths import PACKAGE_DIR
+from eoslab.bench._cpu import CpuMeter, Reading, spent
 from eoslab.bench._harness import BenchError, payload
 from eoslab.cluster import Cluster
 from eoslab.runs import Workload
@@ -86,6 +88,7 @@ class PeerResult:
     windows: list[float] = field(default_factory=list)  # records/s of each 5 s report, in order
     cpu_s: float = float("nan")  # the tool's JVM: user + system CPU, start to exit (local backend)
     payload: str = "constant"
+    cpu: Reading = field(default_factory=dict)  # per process kind, over the measured window only (local backend)
 
     @property
     def records_per_s(self) -> float:
@@ -152,7 +155,56 @@ The kit's short-lived-tool flags (C1 only, serial GC, 256 MB) start a JVM 40 % f
 run this hot loop far slower: a peer handicapped that way would flatter the harness."""
 
 
-def _run_local(cluster: Cluster, args: list[str], proxied: bool = False) -> tuple[str, float]:
+@dataclass
+class _Window:
+    """The CPU readings at the tool's first report (its warm-up ends) and at its summary (its measured part
+    ends): the same window its rate is counted over (:func:`parse_output`)."""
+
+    meter: CpuMeter | None
+    warm: Reading | None = None
+    end: Reading | None = None
+
+    def see(self, line: str) -> None:
+        if self.meter is None:
+            return
+        if self.warm is None and _WINDOW.match(line.rstrip("\n")):
+            self.warm = self.meter.read()
+        elif self.warm is not None and _TOTAL.search(line):
+            self.end = self.meter.read()
+
+    def spent(self) -> Reading:
+        return spent(self.warm, self.end) if self.warm is not None and self.end is not None else {}
+
+
+def _stream(cmd: list[str], meter: CpuMeter | None) -> tuple[int, str, str, Reading]:
+    """Run the tool, reading its lines as they come (so its window's CPU is read when the window ends):
+    its exit code, its output, its error output, each kind's CPU over its measured window."""
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, text=True)
+        window = _Window(meter.for_client(proc.pid) if meter is not None else None)
+        watchdog = threading.Timer(PEER_TIMEOUT, proc.kill)
+        watchdog.start()
+        lines: list[str] = []
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                window.see(line)
+                lines.append(line)
+            rc = proc.wait()
+        finally:
+            watchdog.cancel()
+        err.seek(0)
+        stderr = err.read()
+    if rc == -9:  # the watchdog's kill (or another's): the last line says so
+        stderr += f"\nno summary within {PEER_TIMEOUT:g} s, the tool was stopped"
+    return rc, "".join(lines), stderr, window.spent()
+
+
+def _run_local(
+    cluster: Cluster, args: list[str], proxied: bool = False, meter: CpuMeter | None = None
+) -> tuple[str, float, Reading]:
+    """The tool's output, its JVM's CPU from start to exit, and each process kind's CPU over its measured
+    window (empty without a ``meter`` or without a report)."""
     argv = [a.replace("{bootstrap}", cluster.bootstrap_servers(proxied=proxied)) for a in args]
     cmd = [
         _java.java_executable(),
@@ -164,17 +216,24 @@ def _run_local(cluster: Cluster, args: list[str], proxied: bool = False) -> tupl
         *argv,
     ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PEER_TIMEOUT, stdin=subprocess.DEVNULL)
+    rc, out, err, window = _stream(cmd, meter)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+    if rc != 0:
+        tail = (err or out).strip().splitlines()[-1:] or ["no output"]
         raise BenchError(f"kafka-producer-perf-test failed: {tail[0]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return proc.stdout, cpu
+    return out, cpu, window
 
 
 def run_peer(
-    cluster: Cluster, w: Workload, topic: str, records: int, *, client_id: str | None = None, proxied: bool = False
+    cluster: Cluster,
+    w: Workload,
+    topic: str,
+    records: int,
+    *,
+    client_id: str | None = None,
+    proxied: bool = False,
+    meter: CpuMeter | None = None,
 ) -> PeerResult | None:
     """None when the workload has no Java equivalent (a commit every N records).
 
@@ -182,7 +241,8 @@ def run_peer(
     script, the harness's constant record read from a file; docker: the script itself inside
     a broker's container (``Cluster.tool``), where the file is not: random records there.
     ``proxied`` (local backend only) sends through the fault proxy, whose trace then shows what the
-    tool really sent under ``client_id`` (:mod:`eoslab.bench.wire`).
+    tool really sent under ``client_id`` (:mod:`eoslab.bench.wire`). ``meter`` (local backend): the
+    cluster's nodes, whose CPU is read with the tool's JVM's at both ends of its measured window.
     """
     if w.transactional and not w.commit_ms:
         return None
@@ -190,16 +250,16 @@ def run_peer(
         with tempfile.TemporaryDirectory(prefix="eoslab-peer-") as tmp:
             path = Path(tmp) / "record.txt"
             path.write_bytes(payload(w))  # one line, no newline: the tool sends exactly these bytes
-            out, cpu = _run_local(cluster, java_args(w, topic, records, path, client_id), proxied)
+            out, cpu, window = _run_local(cluster, java_args(w, topic, records, path, client_id), proxied, meter)
         kind = "constant"
     elif proxied:
         raise BenchError("The Java tool goes through the fault proxy on the local backend only.")
     else:
         args = java_args(w, topic, records, client_id=client_id)
-        out, cpu = cluster.tool("producer-perf-test", *args, timeout=PEER_TIMEOUT), math.nan
+        out, cpu, window = cluster.tool("producer-perf-test", *args, timeout=PEER_TIMEOUT), math.nan, {}
         kind = "random"
     result = parse_output(out)
     if result is None:
         raise BenchError(f"{w.label}: producer-perf-test printed no summary line: {out.strip()[-200:]!r}.")
-    result.cpu_s, result.payload = cpu, kind
+    result.cpu_s, result.payload, result.cpu = cpu, kind, window
     return result

@@ -12,7 +12,7 @@ end, segments of 64 MB removed a second later), so a long run at acks=1 does not
 
 from __future__ import annotations
 
-import time
+import os
 import uuid
 from typing import Any
 
@@ -21,6 +21,7 @@ from confluent_kafka import OFFSET_END, TopicPartition
 from eoslab._progress import advance
 from eoslab._timeouts import CLIENT_CALL
 from eoslab.bench import _harness
+from eoslab.bench._cpu import CpuMeter, Reading, spent
 from eoslab.cluster import Cluster
 from eoslab.runs import Matrix, Workload, summary_row
 
@@ -40,9 +41,10 @@ def sat_row(
     round_: int,
     position: int,
     commits: int = 0,
-    cpu_s: float = float("nan"),
+    cpu: Reading | None = None,
 ) -> dict[str, Any]:
-    """One saturation row of ``summary`` (the harness per round; the Java peer with round −1)."""
+    """One saturation row of ``summary`` (the harness per round; the Java peer with round −1), with the CPU
+    each process kind spent over its window; ``cpu_s`` and ``cpu_us_per_record`` are the client's."""
     row = summary_row(
         run_id,
         i,
@@ -54,8 +56,10 @@ def sat_row(
         records=records,
         seconds=seconds,
         commits=commits,
+        cpu=cpu,
     )
-    row["cpu_s"] = cpu_s
+    row["cpu_s"] = row["cpu_client_s"]
+    row["cpu_us_per_record"] = row["cpu_s"] / records * 1e6 if records else float("nan")
     return row
 
 
@@ -80,6 +84,7 @@ def run_rounds(cluster: Cluster, m: Matrix, run_id: str, bar: Any) -> list[dict[
     topics: dict[int, str] = {}
     producers: dict[int, tuple[Any, list[int]]] = {}
     rows: list[dict[str, Any]] = []
+    meter = CpuMeter.of(cluster, os.getpid())  # this process, whose librdkafka threads do the producing
     try:
         for i, w in order:
             bar.set_description(f"{w.label}: topic and warm-up")
@@ -91,13 +96,12 @@ def run_rounds(cluster: Cluster, m: Matrix, run_id: str, bar: Any) -> list[dict[
             for pos, (i, w) in enumerate(rotated(order, r)):
                 bar.set_description(f"round {r + 1}/{m.rounds}: {w.label}")
                 p, errors = producers[i]
-                cpu0 = time.process_time()
+                cpu0 = meter.read()
                 s = _harness.saturation_slice(
                     p, errors, topics[i], w, m.slice_s(w), m.min_commits if w.transactional else 0
                 )
-                cpu = time.process_time() - cpu0
+                cpu = spent(cpu0, meter.read())
                 rows.append(sat_row(run_id, i, w, "eoslab", s.records, s.seconds, r, pos, s.commits, cpu))
-                rows[-1]["cpu_us_per_record"] = cpu / s.records * 1e6 if s.records else float("nan")
                 _trim(cluster, topics[i], w.partitions)
                 advance(bar, s.seconds)
     finally:

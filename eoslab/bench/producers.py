@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from eoslab.bench import _harness
+from eoslab.bench._cpu import CpuMeter
 from eoslab.bench._harness import BenchError
 from eoslab.bench._peer import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE, PeerResult, peer_records, run_peer
 from eoslab.bench._rounds import TOPIC_CONFIG, run_rounds, sat_row
@@ -87,7 +88,8 @@ def _fixed_row(run_id: str, i: int, w: Workload, s: _harness.LatencySamples) -> 
 
 
 def _peer_row(run_id: str, i: int, w: Workload, r: PeerResult) -> dict[str, Any]:
-    row = sat_row(run_id, i, w, "java", r.records, r.seconds, NOT_IN_ROUNDS, -1, cpu_s=r.cpu_s)
+    # CPU over the same window as its rate (after its warm-up report), per process kind: like the harness's slices
+    row = sat_row(run_id, i, w, "java", r.records, r.seconds, NOT_IN_ROUNDS, -1, cpu=r.cpu)
     row.update(
         ack_p50_ms=r.p50_ms,  # the tool's own, over its whole run: latency at saturation is queueing
         ack_p99_ms=r.p99_ms,
@@ -97,7 +99,7 @@ def _peer_row(run_id: str, i: int, w: Workload, r: PeerResult) -> dict[str, Any]
         java_warmup_s=JAVA_WARMUP_S,
         java_still_warming=r.still_warming,
         java_payload=r.payload,
-        cpu_us_per_record=r.cpu_s / r.total_records * 1e6 if r.total_records else float("nan"),
+        java_cpu_total_s=r.cpu_s,  # the JVM from start to exit, start-up and JIT included: not a per-record cost
     )
     return row
 
@@ -158,12 +160,13 @@ def _measure_peers(
     rate in the rounds would in the peer's time; its rows are appended to ``summary``."""
     from eoslab._progress import advance
 
+    meter = CpuMeter.of(cluster, None)  # the nodes; the tool's JVM is added when it starts
     for w in m.peer_workloads():
         bar.set_description(f"{w.label}: Kafka's producer-perf-test")
         rates = [r["records_per_s"] for r in summary if r["label"] == w.label]
         t = _topic(cluster, run_id, w, "java")
         try:
-            peer = run_peer(cluster, w, t, peer_records(w, statistics.median(rates), m.java_seconds))
+            peer = run_peer(cluster, w, t, peer_records(w, statistics.median(rates), m.java_seconds), meter=meter)
         finally:
             cluster.admin.delete_topic(t)
         advance(bar, 3.0 + JAVA_WARMUP_S + m.java_seconds)

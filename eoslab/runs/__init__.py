@@ -5,7 +5,9 @@ collected and analysed elsewhere::
 
     runs/<run_id>/params.parquet    one row per workload (every batching setting, explicit)
     runs/<run_id>/summary.parquet   saturation: one row per workload × round (the harness) and per workload
-                                    (Kafka's Java tool); fixed load: one row per workload (latency)
+                                    (Kafka's Java tool), each with the CPU of the client, the brokers and
+                                    the controllers over its window (:data:`CPU_COLUMNS`, :func:`cpu_table`);
+                                    fixed load: one row per workload (latency)
     runs/<run_id>/samples.parquet   one row per record of the fixed-load phase × kind
                                     (ack, e2e_read_committed, e2e_read_uncommitted)
     runs/<run_id>/env.parquet       the machine, the versions, the backend, the load when it started
@@ -17,6 +19,7 @@ refused with one sentence: :class:`RunsFormatError`); an instructor's class fold
 runs one level deeper (``class/<learner>/<run_id>/``), and :func:`run_folders` finds them at any depth.
 """
 
+from eoslab.runs._cpu import CPU_COLUMNS, CPU_KINDS, CPU_TABLE, cpu_columns, cpu_table
 from eoslab.runs._env import describe_machine, fingerprint
 from eoslab.runs._faults import FAULT_COLUMNS, FAULTS_TABLE, fault_run_folders, read_faults, write_faults_run
 from eoslab.runs._folders import RUNS_ENV, new_run_id, run_folders, runs_dir
@@ -48,6 +51,9 @@ from eoslab.runs._workloads import (
 __all__ = [
     "BASELINE",
     "COLUMNS",
+    "CPU_COLUMNS",
+    "CPU_KINDS",
+    "CPU_TABLE",
     "EOS_PEERS",
     "FAULTS_TABLE",
     "FAULT_COLUMNS",
@@ -64,6 +70,8 @@ __all__ = [
     "TABLES",
     "Workload",
     "WorkloadError",
+    "cpu_columns",
+    "cpu_table",
     "describe_machine",
     "fault_run_folders",
     "fingerprint",

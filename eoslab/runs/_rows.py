@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from eoslab.runs._cpu import cpu_columns
 from eoslab.runs._workloads import Workload
 
 
@@ -26,11 +27,13 @@ def summary_row(
     commits: int = 0,
     errors: int = 0,
     records_per_s: float | None = None,
+    cpu: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """The summary row of workload ``w`` (index ``i``): ``records`` in ``seconds``.
 
     ``records_per_s`` overrides ``records / seconds`` (a generated run knows its rate exactly);
-    a zero-length measurement has a NaN rate, never a division error.
+    a zero-length measurement has a NaN rate, never a division error. ``cpu``: the CPU seconds each
+    process kind spent over the same window (:data:`eoslab.runs.CPU_KINDS`; a kind left out is NaN).
     """
     rate = records_per_s if records_per_s is not None else (records / seconds if seconds else float("nan"))
     return {
@@ -49,4 +52,5 @@ def summary_row(
         "mb_per_s": rate * w.record_size / 2**20,
         "commits": commits,
         "errors": errors,
+        **cpu_columns(cpu),
     }

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from eoslab.errors import DataError
+from eoslab.runs._cpu import CPU_COLUMNS
 
 FORMAT = 2
 """The runs format this kit writes and reads (``env.format``; runs without it are format 1)."""
@@ -63,6 +64,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "mb_per_s",
         "commits",
         "errors",
+        # the CPU seconds of the client, the 3 brokers, the 3 controllers over the row's window (NaN: not measured)
+        *CPU_COLUMNS,
     ),
     # one row per record of the fixed-load phase x kind (ack, e2e_read_committed, e2e_read_uncommitted)
     "samples": ("run_id", "workload", "label", "kind", "seq", "latency_ms"),

@@ -10,7 +10,7 @@ import pytest
 
 from eoslab.bench._harness import SLICE_CAP
 from eoslab.cluster import Cluster
-from eoslab.runs import FORMAT, MIN_COMMITS, Workload, run_folders
+from eoslab.runs import CPU_KINDS, FORMAT, MIN_COMMITS, Workload, cpu_table, run_folders
 
 pytestmark = pytest.mark.cluster
 
@@ -45,6 +45,24 @@ def test_a_run_records_every_table(bench_runs: Path) -> None:
     assert env.kafka_version == "4.1.2" and env.cores >= 1 and env.librdkafka_version
 
 
+def test_a_run_records_each_process_kinds_cpu(bench_runs: Path) -> None:
+    """Issue 26: per mode, the CPU per record of this process, the 3 brokers and the 3 controllers, each over
+    the mode's measured slices (one window per round), read from the kernel's counters of the real pids."""
+    (folder,) = run_folders(bench_runs)[:1]
+    summary = pd.read_parquet(folder / "summary.parquet")
+    params = pd.read_parquet(folder / "params.parquet")
+    env = pd.read_parquet(folder / "env.parquet").iloc[0]
+    table = cpu_table(summary)
+    print(table.to_string())
+    ours = table[table.client == "eoslab"]
+    assert sorted(zip(ours.label, ours.kind, strict=True)) == sorted((m, k) for m in params.label for k in CPU_KINDS)
+    assert (ours.windows == env.rounds).all() and (ours.us_per_record > 0).all(), ours
+    # The same windows as the throughput: every round's saturation row carries all three kinds.
+    rounds = summary[(summary.phase == "saturation") & (summary["round"] >= 0)]
+    assert rounds[["cpu_client_s", "cpu_brokers_s", "cpu_controllers_s"]].notna().all().all()
+    assert (rounds.cpu_s == rounds.cpu_client_s).all()
+
+
 def test_read_committed_waits_for_the_commit(bench_runs: Path) -> None:
     """At a fixed load, read_committed's median e2e latency is at least read_uncommitted's for transactions."""
     samples = pd.concat(pd.read_parquet(p / "samples.parquet") for p in run_folders(bench_runs))
@@ -54,19 +72,26 @@ def test_read_committed_waits_for_the_commit(bench_runs: Path) -> None:
 
 
 def test_the_java_peer_runs_with_the_same_settings(cluster: Cluster, topic_name: str) -> None:
-    """The tool runs a transactional workload on the harness's bytes and reports its rate after its warm-up."""
+    """The tool runs a transactional workload on the harness's bytes and reports its rate after its warm-up;
+    its CPU per process kind is read over that same window, which leaves out the JVM's start-up."""
+    from eoslab.bench._cpu import CpuMeter
     from eoslab.bench._peer import run_peer
 
     w = Workload("transactional", commit_ms=100)
     cluster.admin.create_topic(topic_name, partitions=3)
     try:
-        r = run_peer(cluster, w, topic_name, 20_000)
+        r = run_peer(cluster, w, topic_name, 20_000, meter=CpuMeter.of(cluster, None))
     finally:
         cluster.admin.delete_topic(topic_name)
     assert r is not None and r.total_records == 20_000 and r.payload == "constant"
     # Counted after its first 5 s report, when it lasted that long; its own total includes the warm-up.
     assert r.records <= r.total_records and (r.records == 0 or r.seconds > 0)
     assert r.total_records_per_s > 0
+    if r.records:  # a window (maybe short: no floor on each kind): every kind measured, the JVM's less than its life's
+        assert set(r.cpu) == set(CPU_KINDS) and all(v >= 0 for v in r.cpu.values()), r.cpu
+        assert r.cpu["client"] < r.cpu_s, (r.cpu, r.cpu_s)
+    else:  # shorter than the tool's first report: no window, no figure
+        assert r.cpu == {}
 
 
 @pytest.mark.parametrize("label", ["acks_all", "idempotent"])
