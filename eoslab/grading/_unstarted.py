@@ -31,10 +31,11 @@ __all__ = ["stub_body", "unstarted"]
 def unstarted(check: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> str | None:
     """What of the answers given to ``check`` is still the lab's TODO (the sentence's "saw" part), or None."""
     try:
-        bound = inspect.signature(check).bind_partial(*args, **kwargs)
+        signature = inspect.signature(check)
+        bound = signature.bind_partial(*args, **kwargs)
     except (TypeError, ValueError):  # a call the check itself will refuse, with its own message
         return None
-    params = inspect.signature(check).parameters
+    params = signature.parameters
     for name, value in bound.arguments.items():
         if value is None and params[name].default is inspect.Parameter.empty:
             return f"{name} still None, as the lab left it"
