@@ -59,6 +59,10 @@ LOCAL_UP := export EOSLAB_BACKEND=local; if $(BIN)/eoslab status >/dev/null 2>&1
 	$(BIN)/eoslab up
 LOCAL_DOWN := if [ -z "$$was_up" ]; then $(BIN)/eoslab down; fi
 
+# The suite's clusters run C1-compiled brokers (eoslab/topology.py BROKER_JIT_ENV): less CPU at each of the
+# tests' many restarts; a learner's cluster (make lab, eoslab up) keeps C2. A cluster already running is used as is.
+test test-cluster test-course test-system: export EOSLAB_BROKER_JIT ?= c1
+
 test: setup  ## run the whole suite: test-unit, test-cluster, test-course, test-system (stops at the first failing tier)
 	@runs=$$(mktemp -d "$${TMPDIR:-/tmp}/eoslab-runs.XXXXXX") || exit 1; \
 	trap 'rm -rf "$$runs"; tools/system/docker.sh stop' EXIT; trap 'exit 130' INT TERM; \
