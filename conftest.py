@@ -15,9 +15,10 @@ and one fault matrix through ``$EOSLAB_RUNS`` (see :func:`shared_runs`).
 The cluster, course and system tiers run on two pytest-xdist workers (``-n 2``, the Makefile's TEST_WORKERS),
 each with a cluster of its own: worker ``gw0`` the one `make test` started, worker ``gwK`` one on ports
 +K*5000 with its data in ``kafka-data-gwK`` (:func:`_worker_cluster_env`), started before its first cluster
-or course item and stopped at its end. No test, notebook or lab is ever disturbed by a node fault, a proxy
-rule or a heal of the other worker. A notebook's cells, and a test file's tests (but those of
-:data:`SPREAD`), stay on one worker (:func:`xdist_scope`); :data:`PINNED` scopes run on gw0.
+or course item and stopped at its end (in `make test`, after the course tier: tests/worker_clusters.py). No
+test, notebook or lab is ever disturbed by a node fault, a proxy rule or a heal of the other worker. A notebook's
+cells, and a test file's tests (but those of :data:`SPREAD`), stay on one worker (:func:`xdist_scope`);
+:data:`PINNED` scopes run on gw0.
 """
 
 from __future__ import annotations
@@ -37,10 +38,6 @@ if TYPE_CHECKING:
 
 pytest_plugins = ["tests.timeline_plugin"]  # each xdist worker's busy time and idle tail, after each tier
 
-WORKER_OFFSET_STEP = 5000
-"""xdist worker gwK's cluster: ports +K*5000 from the session's (clear of the docker +500, bad-input +750,
-recording +1000/+2000 and kernel-message 11000+ clusters)."""
-
 
 def worker_index() -> int:
     """K of this pytest-xdist worker ``gwK``; 0 outside xdist."""
@@ -49,17 +46,15 @@ def worker_index() -> int:
 
 
 def _worker_cluster_env() -> None:
-    """Point worker gwK (K >= 1) at its own cluster, before anything imports eoslab (whose TOPOLOGY is read
-    from the environment once): ports +K*5000, data in ``<data folder>-gwK``. nbval's kernels and the
-    graders' subprocesses inherit both."""
+    """Point worker gwK (K >= 1) at its own cluster (tests/worker_clusters.py), before anything imports eoslab
+    (whose TOPOLOGY is read from the environment once). nbval's kernels and the graders' subprocesses inherit it."""
     k = worker_index()
     if k == 0 or os.environ.get("EOSLAB_TEST_WORKER") == str(k):
         return
-    base = int(os.environ.get("EOSLAB_PORT_OFFSET") or 0)
-    os.environ["EOSLAB_PORT_OFFSET"] = str(base + k * WORKER_OFFSET_STEP)
-    from eoslab._paths import data_dir
+    from tests.worker_clusters import worker_data, worker_offset
 
-    os.environ["EOSLAB_DATA"] = f"{data_dir()}-gw{k}"
+    os.environ["EOSLAB_PORT_OFFSET"] = worker_offset(k, os.environ)  # first: eoslab's TOPOLOGY reads it at import
+    os.environ["EOSLAB_DATA"] = worker_data(k)
     os.environ["EOSLAB_TEST_WORKER"] = str(k)
 
 

@@ -195,6 +195,20 @@ def role_jvm_flags(role: Role) -> str:
     return f"{JVM_FLAGS} {flags[role]}"
 
 
+BROKER_JIT_ENV = "EOSLAB_BROKER_JIT"
+"""``c1``: the local backend's brokers stop at the C1 compiler too (``make test`` sets it; a learner's stay C2).
+
+The suite restarts brokers dozens of times and each start pays its JIT warm-up again on the two cores every
+test process shares: C1-compiled brokers start and heal with less CPU, at a lower peak speed that only a
+benchmark sees — and the benchmarks compare figures measured against the same brokers."""
+
+
+def local_broker_extra_flags(role: Role) -> tuple[str, ...]:
+    """The flags ``$EOSLAB_BROKER_JIT`` adds to a local node of ``role`` (none unless a broker and ``c1``)."""
+    c1 = os.environ.get(BROKER_JIT_ENV, "").strip().lower() == "c1"
+    return ("-XX:TieredStopAtLevel=1",) if role == "broker" and c1 and not cold_start_before() else ()
+
+
 TOOL_JVM_FLAGS = (
     # Short-lived CLI tools: stop at the C1 compiler, serial GC, small heap: ~40 % faster start.
     "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -Xms32m -Xmx256m -Djava.awt.headless=true"

@@ -48,3 +48,17 @@ def test_summary_gives_median_and_range_per_path() -> None:
     row = next(line for line in lines if "3 controllers" in line)
     assert "10.0 (9.0-11.0)" in row and "5.0 (4.0-6.0)" in row
     assert "over 3 runs" in lines[0]
+
+
+def test_make_test_brokers_stop_at_c1_and_a_learners_do_not(monkeypatch):
+    from eoslab.topology import BROKER_JIT_ENV, local_broker_extra_flags
+
+    monkeypatch.delenv(COLD_START_ENV, raising=False)
+    monkeypatch.delenv(BROKER_JIT_ENV, raising=False)
+    assert local_broker_extra_flags("broker") == ()
+    monkeypatch.setenv(BROKER_JIT_ENV, "c1")
+    assert local_broker_extra_flags("broker") == ("-XX:TieredStopAtLevel=1",)
+    assert local_broker_extra_flags("controller") == ()  # already C1 in CONTROLLER_FLAGS
+    assert "TieredStopAtLevel" not in role_jvm_flags("broker")  # the compose file stays a learner's
+    monkeypatch.setenv(COLD_START_ENV, "before")
+    assert local_broker_extra_flags("broker") == ()

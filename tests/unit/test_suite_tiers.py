@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import subprocess
 from itertools import product
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +18,7 @@ import pytest
 
 from eoslab.demos import FAULTS, KINDS
 from eoslab.runs import COLUMNS, FAULT_COLUMNS, FORMAT, write_faults_run, write_run
+from tests.worker_clusters import WORKER_OFFSET_STEP
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = 80
@@ -166,15 +168,36 @@ def test_worker_k_gets_ports_and_a_data_folder_of_its_own(monkeypatch: pytest.Mo
     monkeypatch.delenv("EOSLAB_TEST_WORKER", raising=False)
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
     suite._worker_cluster_env()
-    assert os.environ["EOSLAB_PORT_OFFSET"] == str(100 + suite.WORKER_OFFSET_STEP)
+    assert os.environ["EOSLAB_PORT_OFFSET"] == str(100 + WORKER_OFFSET_STEP)
     assert os.environ["EOSLAB_DATA"] == f"{tmp_path / 'kafka-data'}-gw1"
     suite._worker_cluster_env()  # once per process: not shifted twice
-    assert os.environ["EOSLAB_PORT_OFFSET"] == str(100 + suite.WORKER_OFFSET_STEP)
+    assert os.environ["EOSLAB_PORT_OFFSET"] == str(100 + WORKER_OFFSET_STEP)
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
     monkeypatch.setenv("EOSLAB_PORT_OFFSET", "100")
     monkeypatch.delenv("EOSLAB_TEST_WORKER")
     suite._worker_cluster_env()  # the first worker keeps the session's cluster
     assert os.environ["EOSLAB_PORT_OFFSET"] == "100"
+
+
+def test_worker_clusters_down_stops_only_the_workers_that_started_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import tests.worker_clusters as wc
+
+    calls: list[dict[str, str]] = []
+
+    def run(argv: list[str], env: dict[str, str]) -> Any:
+        calls.append(env)
+        return type("Done", (), {"returncode": 0})()
+
+    monkeypatch.setattr(subprocess, "run", run)
+    monkeypatch.setenv("EOSLAB_PORT_OFFSET", "100")
+    monkeypatch.setenv("EOSLAB_DATA", str(tmp_path / "kafka-data"))
+    (tmp_path / "kafka-data-gw2").mkdir()  # gw1 never started one; gw2 did
+    assert wc.down(3) == 0
+    assert [(c["EOSLAB_PORT_OFFSET"], c["EOSLAB_DATA"]) for c in calls] == [
+        (str(100 + 2 * WORKER_OFFSET_STEP), f"{tmp_path / 'kafka-data'}-gw2")
+    ]
 
 
 def test_the_fault_matrix_and_notebook_05_run_on_the_sessions_cluster_first_there() -> None:
