@@ -50,7 +50,10 @@ def test_commit_then_abort_on_the_wire_on_disk_and_in_the_log(cluster, lesson):
         p.flush(30)
         p.abort_transaction(30)
     inp.close()
-    assert [r["api"] for r in s_begin.eos_trace()] == []  # begin_transaction() sends nothing
+    # begin_transaction() sends nothing (a FindCoordinator from librdkafka's coordinator timer may still land in
+    # the step's window on a loaded machine: run 32 in docs/reliability.md)
+    assert [r["api"] for r in s_begin.txn_requests()] == []
+    assert {r["api"] for r in s_begin.eos_trace()} <= {"FindCoordinator"}
     init = [r for r in s_init.eos_trace() if r["api"] == "InitProducerId"][-1]
     pid = init["response"]["producer_id"]
     where = {r["api"]: r["broker"] for r in s_commit.eos_trace()}

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from eoslab.cluster import Cluster
 
 
+TXN_APIS = ("InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "Produce", "TxnOffsetCommit", "EndTxn")
+"""The requests a transactional producer's calls send (KIP-98), as the proxy's trace names them."""
+
+
 class LessonLike(Protocol):
     """What a step needs of its lesson (:class:`~eoslab.demos.transactions.TransactionLesson`)."""
 
@@ -183,6 +187,12 @@ class Step:
     def eos_trace(self) -> Trace:
         """The step's trace without ApiVersions/Metadata chatter."""
         return Trace(r for r in self.trace if r["api"] not in ("ApiVersions", "Metadata"))
+
+    def txn_requests(self) -> Trace:
+        """The step's requests that act on a transaction (:data:`TXN_APIS`). Not FindCoordinator: librdkafka
+        also sends that from a timer of its own, 500 ms after it saw the coordinator's connection down
+        (``rd_kafka_txn_coord_timer_start``), so one can fall inside any step's window on a busy machine."""
+        return Trace(r for r in self.trace if r["api"] in TXN_APIS)
 
     def diagram(self, max_events: int = 120) -> str:
         """The step's trace as a Mermaid diagram, brokers labelled with their roles at the step's end."""
