@@ -1,10 +1,12 @@
-"""Where pytest-xdist worker gwK's own cluster lives, and ``python -m tests.worker_clusters down N``.
+"""Where pytest-xdist worker gwK's own cluster lives, and ``python -m tests.worker_clusters up|down N``.
 
 Worker gwK (K >= 1) runs its cluster on the session's ports +K*5000 with its data in ``<data folder>-gwK``
-(conftest.py points it there before anything imports eoslab). `make test` exports ``EOSLAB_KEEP_CLUSTER`` so a
-worker's cluster outlives the cluster tier and the course tier finds it running (one start instead of two), then
+(conftest.py points it there before anything imports eoslab). `make test` runs ``up`` here in the background
+while the unit tier runs (the session's cluster, then each worker's: no tier waits for a start), exports
+``EOSLAB_KEEP_CLUSTER`` so a worker's cluster outlives the cluster tier and the course tier finds it running, then
 runs ``down`` here after the course tier, whatever its result: every worker cluster the run may have started is
-stopped, as `eoslab down` stops the session's (its fault proxy, then its nodes).
+stopped, as `eoslab down` stops the session's (its fault proxy, then its nodes). A worker whose cluster is not
+running when its first cluster item comes starts it itself (conftest.py), as with a plain `pytest -n 2`.
 """
 
 from __future__ import annotations
@@ -33,16 +35,30 @@ def worker_data(k: int) -> str:
     return f"{data_dir()}-gw{k}"
 
 
+def _env(k: int) -> dict[str, str]:
+    return {
+        **os.environ,
+        "EOSLAB_PORT_OFFSET": worker_offset(k, os.environ),
+        "EOSLAB_DATA": worker_data(k),
+        "EOSLAB_TEST_WORKER": str(k),
+    }
+
+
+def up(workers: int) -> int:
+    """Start the clusters of workers gw1 .. gw(workers-1) one after the other, as `eoslab up` starts the
+    session's (the nodes, then the fault proxy); the first that fails ends it with its code."""
+    for k in range(1, workers):
+        rc = subprocess.run([sys.executable, "-m", "eoslab.cli", "up"], env=_env(k)).returncode
+        if rc:
+            return rc
+    return 0
+
+
 def down(workers: int) -> int:
     """Stop the clusters of workers gw1 .. gw(workers-1), whole or in part (`eoslab down` stops what runs)."""
     rc = 0
     for k in range(1, workers):
-        env = {
-            **os.environ,
-            "EOSLAB_PORT_OFFSET": worker_offset(k, os.environ),
-            "EOSLAB_DATA": worker_data(k),
-            "EOSLAB_TEST_WORKER": str(k),
-        }
+        env = _env(k)
         if not Path(env["EOSLAB_DATA"]).is_dir():
             continue  # gwK never started a cluster
         rc |= subprocess.run([sys.executable, "-m", "eoslab.cli", "down"], env=env).returncode
@@ -50,6 +66,6 @@ def down(workers: int) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "down" or not sys.argv[2].isdigit():
-        sys.exit("usage: python -m tests.worker_clusters down WORKERS  (WORKERS: the tier's -n)")
-    sys.exit(down(int(sys.argv[2])))
+    if len(sys.argv) != 3 or sys.argv[1] not in ("up", "down") or not sys.argv[2].isdigit():
+        sys.exit("usage: python -m tests.worker_clusters up|down WORKERS  (WORKERS: the tier's -n)")
+    sys.exit((up if sys.argv[1] == "up" else down)(int(sys.argv[2])))

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from _class_of_runs import write_class
 from _classroom import no_jvm
+from _free_ports import free_offset
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "instructor" / "class_runs.ipynb"
@@ -31,6 +32,7 @@ def _nbval(klass: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess[st
     cmd = [sys.executable, "-m", "pytest", str(NOTEBOOK), "--nbval-lax", "--nbval-current-env"]
     cmd += [f"--nbval-cell-timeout={CELL_TIMEOUT}", "--noconftest", "-p", "no:cacheprovider", "-q", "--no-header"]
     environ = {**os.environ, "PYTHONPATH": str(ROOT), "EOSLAB_CLASS": str(klass), **env}
+    environ["EOSLAB_PORT_OFFSET"] = str(free_offset())  # no cluster there, whatever runs beside the unit tier
     return subprocess.run(cmd, cwd=cwd, env=environ, capture_output=True, text=True, timeout=280)
 
 

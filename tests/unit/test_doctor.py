@@ -6,9 +6,9 @@ import re
 import socket
 
 import pytest
+from _free_ports import free_offset
 
 from eoslab import _java
-from eoslab._ports import is_free
 from eoslab.cli import main
 from eoslab.course import _doctor, doctor
 from eoslab.topology import Topology
@@ -35,15 +35,8 @@ def test_every_check_runs_here_and_the_report_reads_one_line_each(capsys):
     assert capsys.readouterr().out.count("\n") == len(NAMES) + 1
 
 
-def _free_offset() -> int:
-    for offset in range(7000, 40000, 1000):
-        if all(is_free(p) for p in Topology(port_offset=offset).all_ports()):
-            return offset
-    pytest.skip("no free block of cluster ports on this machine")
-
-
 def test_a_port_taken_by_another_program_fails_with_the_offset_to_use(monkeypatch):
-    offset = _free_offset()
+    offset = free_offset()
     topology = Topology(port_offset=offset)
     assert _doctor.check_ports(topology).ok
     port = topology.brokers[0].client_port

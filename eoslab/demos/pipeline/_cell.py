@@ -32,10 +32,10 @@ answer was lost after socket.timeout.ms = transaction.timeout.ms - 100 = 9.9 s (
 20 s would make the cell twice as long); commit_transaction's own timeout (CLIENT_CALL, 30 s) is
 longer, so librdkafka's resend completes the commit inside the call."""
 STALL_S = 45.0
-"""No progress for this long means the processor is stuck: each of its blocking calls has a 30 s
-timeout (CLIENT_CALL), and the transaction timeout is 20 s. Seen on this cluster: librdkafka's
-send_offsets_to_transaction blocked past its timeout while the group coordinator failed over
-(librdkafka issue #5456)."""
+"""No progress for this long means the processor is stuck: its blocking calls time out within 30 s
+(CLIENT_CALL, which librdkafka caps at the 20 s transaction timeout), and the one that can block for ever,
+send_offsets_to_transaction (librdkafka issues #5511, #5456), exits the processor 5 s past its 10 s timeout
+(pipeline/_watchdog.py). A backstop: the watchdog's exit is seen, and restarted, first."""
 SUPERVISE = 3 * CATCH_UP
 """The whole supervised catch-up: a restart (a session, 6 s), a stall (STALL_S), the work itself."""
 SUPERVISE_POLL_S = 0.5
@@ -113,8 +113,8 @@ class Cell:
 
     def supervise(self, p: PipelineProcess, timeout: float = SUPERVISE) -> None:
         """Until the group committed every input, as a supervisor would: a processor that exits (fatal,
-        unknown error) is restarted; one that makes no progress for STALL_S (every blocking call it
-        makes has a 30 s timeout, so it is stuck) is killed and restarted. The cell says so."""
+        unknown error, a call stuck past its timeout) is restarted; one that makes no progress for STALL_S
+        is killed and restarted. The cell says so."""
         deadline = time.monotonic() + timeout
         restarts, last_lag, since = 0, -1, time.monotonic()
         while True:

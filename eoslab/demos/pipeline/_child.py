@@ -15,7 +15,8 @@ instead of :meth:`Processor.eos_batch`; the :class:`eoslab.demos.pipeline.Pipe` 
 the history, so what the checker reads is what the loop really did.
 
 SIGTERM ends it cleanly after the current batch (exit 0). A fatal or fenced producer exits 3, an
-error it does not know exits 4, each with one line on stderr.
+error it does not know exits 4, a ``send_offsets_to_transaction`` that never returns exits 5
+(:mod:`eoslab.demos.pipeline._watchdog`), each with one line on stderr.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from eoslab.demos.pipeline._parts import (
     output_value,
     parse_die_at,
 )
+from eoslab.demos.pipeline._watchdog import SEND_OFFSETS_TIMEOUT, Watchdog
 from eoslab.history import HistoryWriter, Position
 
 EXIT_FATAL = 3
@@ -86,6 +88,7 @@ class Processor:
         self.args = args
         self.process = f"{args.process}-{os.getpid()}"
         self.h = HistoryWriter(args.history, process=self.process)
+        self.watchdog = Watchdog(self.process)
         self.die_at = parse_die_at(args.die_at)
         self.stall_at = parse_die_at(args.stall_at)
         self.pause_at = parse_die_at(args.pause_at)
@@ -185,6 +188,13 @@ class Processor:
         self.call(lambda: self.producer.flush(CLIENT_CALL))
         return [TopicPartition(t, p, o) for (t, p), o in sorted(nxt.items())]
 
+    def send_offsets(self, offsets: list[TopicPartition]) -> None:
+        """The batch's input offsets into its transaction, under the watchdog (librdkafka can block here forever)."""
+        with self.watchdog.guard("send_offsets_to_transaction", SEND_OFFSETS_TIMEOUT):
+            # Fresh before every call: a rebalance since the last batch changed the generation (member epoch).
+            metadata = self.consumer.consumer_group_metadata()
+            self.producer.send_offsets_to_transaction(offsets, metadata, SEND_OFFSETS_TIMEOUT)
+
     def call(self, fn: Callable[[], T]) -> T:
         """``fn()``, called again while it fails with a retriable error; other errors go up."""
         while True:
@@ -254,10 +264,7 @@ class Processor:
             self.producer.begin_transaction()
             offsets = self.produce_batch(msgs, txn)
             self.die_if("after-produce")
-            # Fresh before every call: a rebalance since the last batch changed the generation (member epoch).
-            self.call(lambda: self.producer.send_offsets_to_transaction(
-                offsets, self.consumer.consumer_group_metadata(), CLIENT_CALL
-            ))  # fmt: skip
+            self.call(lambda: self.send_offsets(offsets))
             self.die_if("after-offsets")
             self.call(lambda: self.producer.commit_transaction(CLIENT_CALL))  # a timeout: retry the commit, never abort
             self.h.committed(txn, offsets, transactional_id=self.args.transactional_id)
