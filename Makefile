@@ -38,9 +38,9 @@ lab: setup  ## start the cluster and open the course in JupyterLab (serves this 
 	$(BIN)/eoslab lab $(LAB_ARGS)
 
 # The whole test suite, what CI runs: four tiers, one pytest each, fastest feedback first; the first that
-# fails stops the chain, the recipe exiting with its code. The unit tier runs before anything is installed, while
-# the clusters start beside it. The cluster and course tiers run on TEST_WORKERS pytest-xdist workers, each with a
-# cluster of its own (the session's; a further worker's on ports +5000: conftest.py, tests/worker_clusters.py).
+# fails stops the chain, the recipe exiting with its code. The unit tier runs before anything is installed or
+# started. The cluster and course tiers run on TEST_WORKERS pytest-xdist workers, each with a cluster of its
+# own (the one started here; a further worker starts one on ports +5000: conftest.py, tests/worker_clusters.py).
 # The session's cluster stops before the system tier only if it was started here. One runs folder ($EOSLAB_RUNS, removed at the
 # end) carries the bench and fault matrices measured by one tier to the next. Each tier's log ends with its
 # slowest steps (--durations): where CI's time goes. What the tests need from the system, installed only where
@@ -61,10 +61,9 @@ LOCAL_DOWN := if [ -z "$$was_up" ]; then $(BIN)/eoslab down; fi
 # In `make test` a further worker's cluster outlives the cluster tier (EOSLAB_KEEP_CLUSTER): the course tier's
 # worker finds it running instead of starting it again; this stops it after the course tier, whatever happened.
 WORKERS_DOWN := $(BIN)/python -m tests.worker_clusters down $(TEST_WORKERS)
-# `make test` starts the clusters (the session's, then each further worker's) in the background while the unit tier
-# runs, and stops them side by side: ~50 s of starting and stopping that no tier waits for. A Ctrl-C waits for the
-# start to end, then stops them.
-WORKERS_UP := $(BIN)/python -m tests.worker_clusters up $(TEST_WORKERS)
+# The session's cluster and the further workers' stop side by side (~13 s instead of ~26 s), also when the run
+# ends early (a failed start, Ctrl-C). Starting them beside the unit tier was measured and dropped: on 2 cores the
+# unit tier took 51 s longer for ~35 s saved elsewhere (docs/reliability.md, session 8).
 CLUSTERS_DOWN := $(LOCAL_DOWN) & $(WORKERS_DOWN); wait
 
 # The suite's clusters run C1-compiled brokers (eoslab/topology.py BROKER_JIT_ENV): less CPU at each of the
@@ -72,16 +71,14 @@ CLUSTERS_DOWN := $(LOCAL_DOWN) & $(WORKERS_DOWN); wait
 test test-cluster test-course test-system: export EOSLAB_BROKER_JIT ?= c1
 
 test: setup  ## run the whole suite: test-unit, test-cluster, test-course, test-system (stops at the first failing tier)
-	@runs=$$(mktemp -d "$${TMPDIR:-/tmp}/eoslab-runs.XXXXXX") || exit 1; up=; \
-	trap 'if [ -n "$$up" ]; then wait; $(CLUSTERS_DOWN); fi; rm -rf "$$runs"; tools/system/docker.sh stop' EXIT; \
+	@runs=$$(mktemp -d "$${TMPDIR:-/tmp}/eoslab-runs.XXXXXX") || exit 1; started=; \
+	trap 'if [ -n "$$started" ]; then $(CLUSTERS_DOWN); fi; rm -rf "$$runs"; tools/system/docker.sh stop' EXIT; \
 	trap 'exit 130' INT TERM; \
-	export EOSLAB_BACKEND=local EOSLAB_RUNS="$$runs"; $(WAS_UP); \
-	{ $(BIN)/eoslab up && $(WORKERS_UP); } >"$$runs/clusters-up.log" 2>&1 & up=$$!; \
-	$(call tier,unit); rc=$$?; \
-	wait $$up; up_rc=$$?; cat "$$runs/clusters-up.log"; [ $$rc != 0 ] || rc=$$up_rc; \
-	[ $$rc != 0 ] || bash tools/system/chromium.sh || rc=1; \
-	[ $$rc != 0 ] || { EOSLAB_KEEP_CLUSTER=1 $(call tier,cluster,$(PARALLEL)) && $(call tier,course,$(PARALLEL)); rc=$$?; }; \
-	up=; $(CLUSTERS_DOWN); [ $$rc = 0 ] || exit $$rc; \
+	export EOSLAB_BACKEND=local EOSLAB_RUNS="$$runs"; \
+	$(call tier,unit) || exit $$?; \
+	bash tools/system/chromium.sh || exit 1; \
+	started=1; $(LOCAL_UP) && EOSLAB_KEEP_CLUSTER=1 $(call tier,cluster,$(PARALLEL)) && $(call tier,course,$(PARALLEL)); rc=$$?; \
+	started=; $(CLUSTERS_DOWN); [ $$rc = 0 ] || exit $$rc; \
 	tools/system/docker.sh ensure || exit 1; \
 	$(BIN)/eoslab image ensure || exit 1; \
 	$(call tier,system,$(PARALLEL))

@@ -1,12 +1,11 @@
-"""Where pytest-xdist worker gwK's own cluster lives, and ``python -m tests.worker_clusters up|down N``.
+"""Where pytest-xdist worker gwK's own cluster lives, and ``python -m tests.worker_clusters down N``.
 
 Worker gwK (K >= 1) runs its cluster on the session's ports +K*5000 with its data in ``<data folder>-gwK``
-(conftest.py points it there before anything imports eoslab). `make test` runs ``up`` here in the background
-while the unit tier runs (the session's cluster, then each worker's: no tier waits for a start), exports
-``EOSLAB_KEEP_CLUSTER`` so a worker's cluster outlives the cluster tier and the course tier finds it running, then
-runs ``down`` here after the course tier, whatever its result: every worker cluster the run may have started is
-stopped, as `eoslab down` stops the session's (its fault proxy, then its nodes). A worker whose cluster is not
-running when its first cluster item comes starts it itself (conftest.py), as with a plain `pytest -n 2`.
+(conftest.py points it there before anything imports eoslab, and starts it before the worker's first cluster
+item). `make test` exports ``EOSLAB_KEEP_CLUSTER`` so a worker's cluster outlives the cluster tier and the course
+tier finds it running (one start instead of two), then runs ``down`` here after the course tier, whatever its
+result, beside the session's `eoslab down`: every worker cluster the run may have started is stopped, as
+`eoslab down` stops the session's (its fault proxy, then its nodes).
 """
 
 from __future__ import annotations
@@ -44,16 +43,6 @@ def _env(k: int) -> dict[str, str]:
     }
 
 
-def up(workers: int) -> int:
-    """Start the clusters of workers gw1 .. gw(workers-1) one after the other, as `eoslab up` starts the
-    session's (the nodes, then the fault proxy); the first that fails ends it with its code."""
-    for k in range(1, workers):
-        rc = subprocess.run([sys.executable, "-m", "eoslab.cli", "up"], env=_env(k)).returncode
-        if rc:
-            return rc
-    return 0
-
-
 def down(workers: int) -> int:
     """Stop the clusters of workers gw1 .. gw(workers-1), whole or in part (`eoslab down` stops what runs)."""
     rc = 0
@@ -66,6 +55,6 @@ def down(workers: int) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("up", "down") or not sys.argv[2].isdigit():
-        sys.exit("usage: python -m tests.worker_clusters up|down WORKERS  (WORKERS: the tier's -n)")
-    sys.exit((up if sys.argv[1] == "up" else down)(int(sys.argv[2])))
+    if len(sys.argv) != 3 or sys.argv[1] != "down" or not sys.argv[2].isdigit():
+        sys.exit("usage: python -m tests.worker_clusters down WORKERS  (WORKERS: the tier's -n)")
+    sys.exit(down(int(sys.argv[2])))

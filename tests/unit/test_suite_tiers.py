@@ -200,40 +200,24 @@ def test_worker_clusters_down_stops_only_the_workers_that_started_one(
     ]
 
 
-def test_worker_clusters_up_starts_each_further_workers_cluster_in_turn_and_stops_at_a_failure(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    import tests.worker_clusters as wc
-
-    calls: list[tuple[list[str], str, str]] = []
-    codes = iter([0, 3, 0])
-
-    def run(argv: list[str], env: dict[str, str]) -> Any:
-        calls.append((argv[-3:], env["EOSLAB_PORT_OFFSET"], env["EOSLAB_DATA"]))
-        return type("Done", (), {"returncode": next(codes)})()
-
-    monkeypatch.setattr(subprocess, "run", run)
-    monkeypatch.setenv("EOSLAB_PORT_OFFSET", "100")
-    monkeypatch.setenv("EOSLAB_DATA", str(tmp_path / "kafka-data"))
-    assert wc.up(1) == 0 and calls == []  # one worker: the session's cluster is all there is
-    assert wc.up(4) == 3  # gw2's start failed: gw3's is not tried
-    assert calls == [
-        (["-m", "eoslab.cli", "up"], str(100 + WORKER_OFFSET_STEP), f"{tmp_path / 'kafka-data'}-gw1"),
-        (["-m", "eoslab.cli", "up"], str(100 + 2 * WORKER_OFFSET_STEP), f"{tmp_path / 'kafka-data'}-gw2"),
-    ]
-
-
-def test_make_test_starts_the_clusters_beside_the_unit_tier_and_waits_for_them_before_the_cluster_tier() -> None:
+def test_make_test_stops_every_cluster_side_by_side_after_the_course_tier_and_when_it_ends_early() -> None:
     recipe = subprocess.run(
         ["make", "-n", "test", "PYTEST_ARGS=", "TEST_WORKERS=2"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
-    start = recipe.index("tests.worker_clusters up 2; } >")
-    unit, waited = recipe.index("-m 'unit'"), recipe.index("wait $up; up_rc=$?")
-    cluster, stopped = recipe.index("-m 'cluster'"), recipe.rindex("tests.worker_clusters down 2; wait;")
-    assert start < unit < waited < cluster < stopped < recipe.index("-m 'system'")
-    assert "[ $rc != 0 ] || rc=$up_rc" in recipe  # a cluster that failed to start fails the run
-    trap = recipe[: recipe.index("\n", recipe.index("trap '"))]
-    assert "wait;" in trap and "tests.worker_clusters down 2" in trap  # stopped also when the run ends early
+    both = (
+        'if [ -z "$was_up" ]; then .venv/bin/eoslab down; fi & .venv/bin/python -m tests.worker_clusters down 2; wait'
+    )
+    trap = recipe[recipe.index("trap '") : recipe.index("\n", recipe.index("trap '"))]
+    assert f'if [ -n "$started" ]; then {both}; fi' in trap  # a failed start, a Ctrl-C: nothing left running
+    order = [
+        recipe.index("-m 'unit'"),
+        recipe.index("started=1; export EOSLAB_BACKEND=local"),  # started after the unit tier, not beside it
+        recipe.index("-m 'cluster'"),
+        recipe.index("-m 'course'"),
+        recipe.index(f"started=; {both}"),  # the two stop at once, after the course tier
+        recipe.index("-m 'system'"),
+    ]
+    assert order == sorted(order)
 
 
 def test_the_fault_matrix_and_notebook_05_run_on_the_sessions_cluster_first_there() -> None:
