@@ -33,10 +33,11 @@ from pathlib import Path
 
 from eoslab.errors import SetupError
 
-LEARNER_EXCLUDES = ("solutions/", "tests/", ".ci/", "docs/instructor.md", "instructor/")
-"""Not in the learner's copy: the solutions, the tests (they hold the answers and wrong answers), the
-instructor guide (it tells each lab's wrong answers in words), and ``instructor/`` (the class notebook: it
-reads the whole class's hand-ins, which a learner never has)."""
+LEARNER_EXCLUDES = ("solutions/", "tests/", "conftest.py", ".ci/", "docs/instructor.md", "instructor/")
+"""Not in the learner's copy: the solutions, the tests (they hold the answers and wrong answers) and the root
+``conftest.py`` that wires them (it loads ``tests.*``: without ``tests/`` every pytest in the copy, `eoslab grade`'s
+included, would stop at start-up), the instructor guide (it tells each lab's wrong answers in words), and
+``instructor/`` (the class notebook: it reads the whole class's hand-ins, which a learner never has)."""
 
 BUILD_REQUIREMENTS = ("setuptools>=77",)
 """What ``pip install -e .`` needs to build the kit itself (pyproject's build-system), offline too."""

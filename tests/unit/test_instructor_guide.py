@@ -4,8 +4,12 @@ table is what `eoslab course time` counts, its schedule adds up, and the learner
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -114,3 +118,33 @@ def test_the_class_notebook_is_in_the_instructors_copy_only() -> None:
     assert "instructor/class_runs.ipynb" in files
     assert [f for f in learner_files(files) if f.startswith("instructor/")] == []
     assert "notebooks/06_cost_of_exactly_once.ipynb" in learner_files(files)
+
+
+def test_grading_starts_in_the_learners_copy(tmp_path: Path) -> None:
+    """`eoslab grade` runs pytest (nbval) on a lab inside the learner's copy: whatever pytest reads at start-up
+    there (pyproject.toml's settings, any conftest.py) must not need what the copy leaves out (tests/)."""
+    learner = learner_files(course_files(ROOT))
+    startup = [f for f in learner if Path(f).name in ("pyproject.toml", "conftest.py", "pytest.ini", "setup.cfg")]
+    lab = "labs/lab01_idempotence.ipynb"
+    for rel in [*startup, lab]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, tmp_path / rel)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            Path(lab).name,
+            "--nbval-lax",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
+        cwd=tmp_path / "labs",
+        env={**os.environ, "PYTEST_ADDOPTS": "-p no:cacheprovider"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and "Cell 0" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
