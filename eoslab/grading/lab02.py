@@ -60,20 +60,32 @@ def check_block_of(block_of: Callable[[int], Any]) -> Verdict:
     )
 
 
+def edge_blocks(blocks: list[ins.ProducerIdBlock], rng: random.Random, n: int = 4) -> list[ins.ProducerIdBlock]:
+    """Up to ``n`` distinct blocks whose edges task 2 asks about, drawn at run time: first up to two *handovers*
+    (a block whose first id is the end of a block granted to another broker: there an inclusive end names the
+    wrong broker whichever match it keeps), then any others. Drawn from all blocks alike, an answer with an
+    inclusive end that keeps the first match passed whenever every drawn block followed one of its own broker."""
+    unique = list({b.next_producer_id: b for b in blocks}.values())
+    ends = {b.next_producer_id: b for b in unique}
+    handovers = [b for b in unique if (a := ends.get(b.first_producer_id)) is not None and a.broker_id != b.broker_id]
+    drawn = rng.sample(handovers, min(2, len(handovers)))
+    rest = [b for b in unique if b not in drawn]
+    return drawn + rng.sample(rest, min(n - len(drawn), len(rest)))
+
+
 @guarded("t2", points=2)
 def check_owner_of(cluster: Cluster, owner_of: Callable[[int, list[ins.ProducerIdBlock]], Any]) -> Verdict:
     """Task 2: ``owner_of(pid, blocks)`` names the broker that was granted the block holding ``pid``.
 
     Asked for fresh ids from every broker, and for the first and last id of granted blocks drawn
-    at run time (the edges of ``[first, next)`` catch an inclusive end or an exclusive start).
+    at run time (:func:`edge_blocks`: the edges of ``[first, next)`` catch an inclusive end or an exclusive start).
     """
     rng = random.Random()
     with PidClient(cluster, client_id=f"lab02-t2-{uuid.uuid4().hex[:6]}") as pc:
         grants = [pc.init(b) for b in (1, 2, 3) for _ in range(2)]
-    blocks = list(ins.producer_id_blocks(cluster))
+    blocks = sorted(ins.producer_id_blocks(cluster), key=lambda b: b.first_producer_id)  # the order of the grants
     questions = [(g.producer_id, g.broker, f"broker {g.broker} granted it just now") for g in grants]
-    unique = list({b.next_producer_id: b for b in blocks}.values())
-    for b in rng.sample(unique, min(4, len(unique))):
+    for b in edge_blocks(blocks, rng):
         questions += [
             (b.first_producer_id, b.broker_id, f"the first id of broker {b.broker_id}'s block"),
             (b.last_producer_id, b.broker_id, f"the last id of broker {b.broker_id}'s block"),
