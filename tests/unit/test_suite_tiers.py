@@ -148,6 +148,10 @@ def test_of_two_fitting_fault_runs_the_newest_is_reused(tmp_path: Path) -> None:
         ),
         ("tests/integration/test_lab05.py::test_solution", "tests/integration/test_lab05.py::test_solution"),
         ("tests/integration/test_labels.py::test_l", "tests/integration/test_labels.py"),  # not a lab
+        (  # lab 06's rows share the lab's Spark set-up: one worker takes them all
+            "tests/integration/test_wrong_answers.py::test_w[lab06-t1-the-mean]",
+            "tests/integration/test_wrong_answers.py::lab06",
+        ),
     ],
 )
 def test_a_worker_takes_a_notebook_or_a_file_whole_and_spread_files_test_by_test(nodeid: str, scope: str) -> None:
