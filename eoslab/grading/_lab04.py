@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from eoslab import inspect as ins
 from eoslab.demos import read_committed as rc
 from eoslab.demos.transactions import read_values, run_id
+from eoslab.errors import GradingError
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
@@ -44,7 +45,7 @@ _CACHE: dict[str, Scenario] = {}
 
 def _patterns(rng: random.Random) -> dict[int, list[rc.Op]]:
     """P0: one open transaction with a committed and a plain record after its start; P1: two open
-    transactions; P2: none open (its LSO is its HW)."""
+    transactions; P2: none open (its LSO is its HW), each actor's transactions ending both ways (:func:`two_fates`)."""
     p0 = rc.random_pattern(rng, actors=2, steps=rng.randint(5, 8), open_txns=0)
     p0 += [rc.Op("t3", "send", rng.randint(1, 2)), rc.Op("plain"), rc.Op("t1"), rc.Op("t1", "commit")]
     if rng.random() < 0.5:
@@ -52,8 +53,28 @@ def _patterns(rng: random.Random) -> dict[int, list[rc.Op]]:
     p1 = rc.random_pattern(rng, actors=3, steps=rng.randint(4, 7), open_txns=0)
     first, second = rng.sample(["t1", "t2", "t3"], 2)
     p1 += [rc.Op(first), rc.Op("plain"), rc.Op(second, "send", 2), rc.Op("plain")]
-    p2 = rc.random_pattern(rng, actors=2, steps=rng.randint(5, 8), open_txns=0)
+    p2 = rc.random_pattern(rng, actors=2, steps=rng.randint(5, 8), open_txns=0) + two_fates(rng)
     return {0: p0, 1: p1, 2: p2}
+
+
+def two_fates(rng: random.Random) -> list[rc.Op]:
+    """Each actor commits one transaction and aborts another, in a drawn order (the two in opposite orders).
+
+    A batch's fate is its producer's NEXT marker: a rule that keys the fate by producer alone (its last
+    marker, or its first) reads one of these transactions wrong, in every run rather than by chance."""
+    ends: list[rc.Action] = ["commit", "abort"]
+    first, second = rng.sample(ends, 2)
+    a, b = rng.sample(["t1", "t2"], 2)
+    return [
+        rc.Op(a),
+        rc.Op(a, first),
+        rc.Op(b),
+        rc.Op(b, second),
+        rc.Op(a),
+        rc.Op(a, second),
+        rc.Op(b),
+        rc.Op(b, first),
+    ]
 
 
 def read_offsets(cluster: Cluster, topic: str, partition: int, isolation: str) -> list[int]:
@@ -108,14 +129,32 @@ def _group(cluster: Cluster, s: Scenario, rng: random.Random) -> tuple[str, dict
 
 
 def open_logs(cluster: Cluster, rng: random.Random) -> rc.WrittenLog:
-    """Task 3's partition: 2-3 open transactions started in random order among committed/plain records."""
+    """Task 3's partition: 2-3 open transactions among committed/plain records, the one holding the LSO
+    (started first) by the producer with the HIGHEST id.
+
+    Describe-producers lists by producer id (:func:`eoslab.inspect.describe_producers`), so "the first open
+    transaction listed" and "the lowest producer id" are the same wrong answer, and it is wrong in every run. To
+    know the ids before the order, the actors' producers are initialised once first: a transactional id keeps
+    its producer id across InitProducerId calls (only the epoch grows), so the log's writers get the same ids."""
     run = run_id()
     topic = f"lab04-t3-{run}"
     cluster.admin.create_topic(topic, replica_assignment=[[1, 2, 3]])
     actors = [f"t{i + 1}" for i in range(rng.randint(2, 3))]
-    rng.shuffle(actors)
+    ends: list[rc.Action] = ["commit"]  # an end with no open transaction: the producer is only initialised
+    first = rc.write_log(cluster, topic, 0, [rc.Op(a, ends[0]) for a in actors], run=run)
+    ids = {a: first.producer_id(a) for a in actors}
+    first.close()
+    holder = max(actors, key=ids.__getitem__)
+    rest = [a for a in actors if a != holder]
+    rng.shuffle(rest)
     pattern = rc.random_pattern(rng, actors=2, steps=rng.randint(2, 4), open_txns=0)
     pattern = [rc.Op(f"c{op.actor}" if op.actor != rc.PLAIN else op.actor, op.action, op.n) for op in pattern]
-    for a in actors:
+    for a in [holder, *rest]:
         pattern += [rc.Op(a, "send", rng.randint(1, 2)), rc.Op("plain", "send", rng.randint(0, 1) or 1)]
-    return rc.write_log(cluster, topic, 0, pattern, run=run)
+    log = rc.write_log(cluster, topic, 0, pattern, run=run)
+    if {a: log.producer_id(a) for a in actors} != ids:  # the premise above, checked rather than trusted
+        log.close()
+        raise GradingError(
+            f"a transactional id changed producer id between two InitProducerId calls ({ids}): re-run the check."
+        )
+    return log

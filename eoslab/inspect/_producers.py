@@ -48,8 +48,9 @@ class ProducerState:
 
 
 def parse_describe_producers(text: str, topic: str, partition: int, broker: int | None = None) -> list[ProducerState]:
-    """The table printed by ``kafka-transactions.sh describe-producers``."""
-    return [
+    """The table printed by ``kafka-transactions.sh describe-producers``, by producer id: the broker prints its
+    map's order, which differs from call to call of the same state and reads like a meaning (first = oldest?)."""
+    rows = [
         ProducerState(
             topic=topic,
             partition=partition,
@@ -63,6 +64,7 @@ def parse_describe_producers(text: str, topic: str, partition: int, broker: int 
         )
         for r in parse_tsv(text)
     ]
+    return sorted(rows, key=lambda r: r.producer_id)
 
 
 def describe_producers(cluster: Cluster, topic: str, partition: int, broker: int | None = None) -> Rows[ProducerState]:

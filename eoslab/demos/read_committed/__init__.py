@@ -30,6 +30,7 @@ from eoslab.demos.read_committed._log import (
     FATES,
     LOG_PRODUCER,
     PLAIN,
+    Action,
     LogRecord,
     Op,
     WrittenLog,
@@ -52,6 +53,7 @@ from eoslab.demos.read_committed._views import (
 from eoslab.demos.read_committed._watch import Watch, plot_watch, watch_lso
 
 __all__ = [
+    "Action",
     "COLOURS",
     "FATES",
     "HELD_PRODUCER",

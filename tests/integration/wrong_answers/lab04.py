@@ -47,6 +47,41 @@ return sorted(out)
 """
 )
 
+_BY_PRODUCER = """
+first_open = {}
+for b in sorted(batches, key=lambda b: b.base_offset):
+    if b.is_control:
+        first_open.pop(b.producer_id, None)
+    elif b.is_transactional:
+        first_open.setdefault(b.producer_id, b.base_offset)
+lso = min(first_open.values()) if first_open else None
+out = []
+for b in batches:
+    if b.is_control:
+        continue
+    readable = not b.is_transactional or fate_of.get(b.producer_id) == "COMMIT"
+    if isolation == "read_uncommitted" or ((lso is None or b.base_offset < lso) and readable):
+        out += range(b.base_offset, b.last_offset + 1)
+return sorted(out)
+"""
+
+LAST_MARKER_OF_THE_PRODUCER = (
+    """
+fate_of = {b.producer_id: b.marker for b in batches if b.is_control}  # the producer's LAST marker wins
+"""
+    + _BY_PRODUCER
+)
+
+FIRST_MARKER_OF_THE_PRODUCER = (
+    """
+fate_of = {}
+for b in sorted(batches, key=lambda b: b.base_offset):
+    if b.is_control:
+        fate_of.setdefault(b.producer_id, b.marker)  # the producer's FIRST marker
+"""
+    + _BY_PRODUCER
+)
+
 LSO_IS_HW = """
 return high_watermark
 """
@@ -80,6 +115,17 @@ ABORT_THE_NEWEST = """
 opened = [s for s in ins.describe_producers(cluster, topic, partition) if s.current_txn_start_offset is not None]
 newest = max(opened, key=lambda s: s.current_txn_start_offset)
 ins.abort_transaction(cluster, topic, partition, newest.current_txn_start_offset)
+"""
+
+ABORT_THE_FIRST_LISTED = """
+opened = [s for s in ins.describe_producers(cluster, topic, partition) if s.current_txn_start_offset is not None]
+ins.abort_transaction(cluster, topic, partition, opened[0].current_txn_start_offset)
+"""
+
+ABORT_THE_LOWEST_PRODUCER_ID = """
+opened = [s for s in ins.describe_producers(cluster, topic, partition) if s.current_txn_start_offset is not None]
+oldest = min(opened, key=lambda s: s.producer_id)  # "the lowest id is the oldest producer"
+ins.abort_transaction(cluster, topic, partition, oldest.current_txn_start_offset)
 """
 
 ABORT_EVERY_OPEN_ONE = """
@@ -139,10 +185,24 @@ ROWS = [
         r"read_committed (stops|drops)",
     ),
     ("t1", "committed records after an open transaction", IGNORING_THE_LSO, r"stops at the last stable offset"),
+    (
+        "t1",
+        "a batch's fate read from its producer's last marker",
+        LAST_MARKER_OF_THE_PRODUCER,
+        r"read_committed drops|producer's NEXT marker",
+    ),
+    (
+        "t1",
+        "a batch's fate read from its producer's first marker",
+        FIRST_MARKER_OF_THE_PRODUCER,
+        r"read_committed drops|producer's NEXT marker",
+    ),
     ("t2", "LSO = HW", LSO_IS_HW, r"equals the HW only while no transaction is open"),
     ("t2", "source 001's offset before the open transaction", OFFSET_BEFORE_THE_OPEN_TRANSACTION, r"off by one"),
     ("t2", "the latest open transaction", LATEST_OPEN_TRANSACTION, r"the EARLIEST one holds the LSO"),
     ("t3", "aborting the wrong transaction", ABORT_THE_NEWEST, r"you ended another transaction"),
+    ("t3", "aborting the first open transaction listed", ABORT_THE_FIRST_LISTED, r"you ended another transaction"),
+    ("t3", "aborting the lowest producer id", ABORT_THE_LOWEST_PRODUCER_ID, r"you ended another transaction"),
     ("t3", "aborting every open transaction", ABORT_EVERY_OPEN_ONE, r"end only the transaction holding the LSO"),
     ("t4", "lag at the high watermark", LAG_AT_THE_HIGH_WATERMARK, r"measured at the LSO"),
     ("t4", "stalled read as lagging", STALLED_MEANS_LAGGING, r"merely behind"),
