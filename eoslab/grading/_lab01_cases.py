@@ -35,12 +35,20 @@ def _surviving(c: LeaderCase) -> list[int]:
     return [r for r in c.isr if r != c.killed]
 
 
+def _after_killed(c: LeaderCase) -> list[int]:
+    """The replicas after the dead one in the assigned list, wrapping round: a "succession" reading of it."""
+    i = c.replicas.index(c.killed)
+    return [*c.replicas[i + 1 :], *c.replicas[:i]]
+
+
 DECOYS: dict[str, Callable[[LeaderCase], Any]] = {
     "the highest surviving id": lambda c: max(_surviving(c)),
     "the lowest surviving id": lambda c: min(_surviving(c)),
     "the second replica": lambda c: c.replicas[1],
     "the next replica, ISR ignored": lambda c: next(r for r in c.replicas if r != c.killed),
     "the first surviving ISR member, in ISR order": lambda c: _surviving(c)[0],
+    "the next replica after the dead one, in the ISR": lambda c: next(r for r in _after_killed(c) if r in c.isr),
+    "the next replica after the dead one, ISR ignored": lambda c: _after_killed(c)[0],
     **{f"always {b}": (lambda const: lambda c: const)(b) for b in BROKER_IDS},
 }
 """Plausible wrong rules: the cases are drawn until every one of them gets at least one case wrong."""

@@ -71,6 +71,18 @@ ROWS = [
     ("t3", "the highest surviving id", "return max(r for r in isr if r != killed)", None),
     ("t3", "the lowest surviving id", "return min(r for r in isr if r != killed)", None),
     ("t3", "the next replica, ISR ignored", "return next(r for r in replicas if r != killed)", None),
+    (
+        "t3",
+        "the next replica after the dead one, in the ISR",
+        "i = list(replicas).index(killed)\nreturn next(r for r in [*replicas[i + 1:], *replicas[:i]] if r in isr)",
+        None,
+    ),
+    (
+        "t3",
+        "the next replica after the dead one, ISR ignored",
+        "i = list(replicas).index(killed)\nreturn [*replicas[i + 1:], *replicas[:i]][0]",
+        None,
+    ),
     ("t4", "the broker forgets a disconnected producer", 'answer = "a"', r"saw 'a'"),
     ("t4", "the 5-batch window", 'answer = "d"', r"saw 'd'"),
     ("t5", "the broker deduplicates anything", "predicted_error = 0", NOT_THE_ANSWER.format("0")),
