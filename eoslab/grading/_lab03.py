@@ -53,6 +53,55 @@ def separate_partitions_0_and_48(cluster: Cluster) -> None:
             txn.make_leader(cluster, topic, 48, other)
 
 
+WRONG_SIGN_RULES: dict[str, Callable[[int], int]] = {
+    "Utils.toPositive (h & 0x7fffffff)": lambda h: (h & 0x7FFFFFFF) % 50,
+    "Python's modulo without abs": lambda h: h % 50,
+}
+"""Java's hash with the sign handled wrongly: each differs from ``Utils.abs(h) % 50`` only when ``h < 0``."""
+
+
+def negative_key(prefix: str, leaders: dict[int, int], rng: random.Random) -> str | None:
+    """``prefix`` plus characters making a key whose (negative) Java hash puts every rule of
+    :data:`WRONG_SIGN_RULES` on a partition led by ANOTHER broker than the right partition's leader.
+
+    Random keys have a negative hash half the time, and the wrong partition shares the right one's leader a
+    third of the time: a sign mistake slipped through about one run in 130 (more with leadership skewed).
+    None when no hash can tell (every partition led by one broker)."""
+    for _ in range(500):
+        h = rng.randint(INT_MIN + 1, -1)
+        right = leaders.get(abs(h) % 50)
+        if all(leaders.get(rule(h)) != right for rule in WRONG_SIGN_RULES.values()):
+            return string_with_hash(prefix, h)
+    return None
+
+
+KEYS_PER_KIND = 6
+"""Task 1's ordinary keys per kind (transactional ids, group ids), beside the two hashing to Integer.MIN_VALUE."""
+INTERNAL = {"transaction": "__transaction_state", "group": "__consumer_offsets"}
+
+
+def coordinator_keys(run: str, table: dict[str, dict[int, int]]) -> tuple[list[tuple[str, str]], set[str]]:
+    """Task 1's keys: six fresh ones of each kind, one of each kind hashing to Integer.MIN_VALUE, one of each kind
+    with a negative hash that every sign mistake (:data:`WRONG_SIGN_RULES`) sends to another broker."""
+    # Six keys of each kind: a guess that is right one time in three (three brokers lead the partitions)
+    # passes every one of them once in 3**12 tries. With five (as before), a Python-hash answer was right on
+    # all of them about once in 250 runs, and then got the Integer.MIN_VALUE hint meant for abs() (seen in CI).
+    keys = [(f"lab03-app-{run}-{i}", "transaction") for i in range(KEYS_PER_KIND)] + [
+        (f"lab03-grp-{run}-{i}", "group") for i in range(KEYS_PER_KIND)
+    ]
+    minimal = {
+        string_with_hash(f"lab03-min-{run}-", INT_MIN),
+        string_with_hash(f"lab03-g-{run}-", INT_MIN),
+    }
+    keys += [(k, kind) for k, kind in zip(sorted(minimal), ("transaction", "group"), strict=True)]
+    rng = random.Random()
+    for prefix, kind in ((f"lab03-neg-{run}-", "transaction"), (f"lab03-gneg-{run}-", "group")):
+        key = negative_key(prefix, table[INTERNAL[kind]], rng)
+        keys += [(key, kind)] if key is not None else []
+    random.shuffle(keys)
+    return keys, minimal
+
+
 def producer(cluster: Cluster, tid: str, client: str, **conf: Any) -> txn.TxnProducer:
     """A transactional producer for a check, through the proxy (so rules can hit it)."""
     return txn.transactional_producer(cluster, tid, client, conf=conf or None)
@@ -118,16 +167,22 @@ TIMEOUT_MS = 2000  # a scenario's transaction timeout: the coordinator's scan ru
 
 
 def scenarios(rng: random.Random) -> list[list[str]]:
-    """Three scenarios, drawn at run time: one plain, one with a fence, one of an empty or timed-out transaction."""
-    end1, end2 = rng.choice(["commit", "abort"]), rng.choice(["commit", "abort"])
+    """Four scenarios whose SHAPES are fixed and whose labels are drawn, so every rule is asked in every run.
+
+    plain: a commit and an abort (drawn order), the second transaction sending twice to one partition; fence: a
+    new instance over an Ongoing transaction, then its own transaction; empty: a transaction with no send ended,
+    then one with consumer offsets; timeout: a transaction the coordinator aborts itself. A wrong rule about any
+    of these (an empty end writing records, offsets enrolling nothing, a record per send, a silent timeout, ...)
+    fails every run rather than the runs that happened to draw its case (tests/unit/test_grading_decoys.py)."""
+    end1, end2 = rng.sample(["commit", "abort"], 2)
     first, second = rng.sample(["send A", "send B"], 2)
-    plain = ["init", "begin", first, second, end1, "begin", rng.choice(["send A", "send B"]), end2]
-    fence = ["init", "begin", first, "init"] + rng.choice([[], ["begin", second, rng.choice(["commit", "abort"])]])
-    if rng.random() < 0.5:
-        other = ["init", "begin", rng.choice(["commit", "abort"]), "init", "begin", first, "offsets", end2]
-    else:
-        other = ["init", "init", "begin", second, "timeout"]
-    return [plain, fence, other]
+    again = rng.choice(["send A", "send B"])
+    plain = ["init", "begin", first, second, end1, "begin", again, again, end2]
+    fence = ["init", "begin", first, "init", "begin", second, rng.choice(["commit", "abort"])]
+    empty = ["init", "begin", rng.choice(["commit", "abort"]), "init", "begin", first, "offsets"]
+    empty.append(rng.choice(["commit", "abort"]))
+    timeout = ["init", "init", "begin", second, "timeout"]
+    return [plain, fence, empty, timeout]
 
 
 def run_scenario(cluster: Cluster, steps: list[str], tid: str, topic: str, group: Any) -> None:

@@ -21,7 +21,7 @@ from eoslab.faults import Proxy
 from eoslab.grading import _lab03 as setup
 from eoslab.grading._checks import Verdict, guarded, verdict
 
-KINDS = {"transaction": "__transaction_state", "group": "__consumer_offsets"}
+KINDS = setup.INTERNAL
 
 
 def _run() -> str:
@@ -39,10 +39,6 @@ def leaders(cluster: Cluster) -> dict[str, dict[int, int]]:
     return {topic: {p.partition: p.leader for p in cluster.partitions(topic)} for topic in KINDS.values()}
 
 
-KEYS_PER_KIND = 6
-"""Task 1's ordinary keys per kind (transactional ids, group ids), beside the two hashing to Integer.MIN_VALUE."""
-
-
 @guarded("t1")
 def check_coordinators(
     cluster: Cluster, find_coordinator: Callable[[dict[str, dict[int, int]], str, str], Any]
@@ -50,24 +46,16 @@ def check_coordinators(
     """Task 1: ``find_coordinator(leaders, key, kind)`` names the broker FindCoordinator names, for fresh keys
     (two of them hashing to ``Integer.MIN_VALUE``); ``leaders`` is :func:`leaders` of the cluster."""
     run = _run()
-    # Six keys of each kind: a guess that is right one time in three (three brokers lead the partitions)
-    # passes every one of them once in 3**12 tries. With five (as before), a Python-hash answer was right on
-    # all of them about once in 250 runs, and then got the Integer.MIN_VALUE hint meant for abs() (seen in CI).
-    keys = [(f"lab03-app-{run}-{i}", "transaction") for i in range(KEYS_PER_KIND)] + [
-        (f"lab03-grp-{run}-{i}", "group") for i in range(KEYS_PER_KIND)
-    ]
-    minimal = {
-        setup.string_with_hash(f"lab03-min-{run}-", setup.INT_MIN),
-        setup.string_with_hash(f"lab03-g-{run}-", setup.INT_MIN),
-    }
-    keys += [(k, kind) for k, kind in zip(sorted(minimal), ("transaction", "group"), strict=True)]
-    random.shuffle(keys)
     setup.separate_partitions_0_and_48(cluster)
-    truth: dict[tuple[str, str], int | None] = {}
-    for kind in KINDS:
-        for c in ins.coordinators(cluster, [k for k, kd in keys if kd == kind], kind):  # type: ignore[arg-type]
-            truth[(c.key, kind)] = c.reported
-    table = leaders(cluster)
+    for _ in range(3):  # a leader moving between the table and FindCoordinator would fail a right answer
+        table = leaders(cluster)
+        keys, minimal = setup.coordinator_keys(run, table)
+        truth: dict[tuple[str, str], int | None] = {}
+        for kind in KINDS:
+            for c in ins.coordinators(cluster, [k for k, kd in keys if kd == kind], kind):  # type: ignore[arg-type]
+                truth[(c.key, kind)] = c.reported
+        if leaders(cluster) == table:
+            break
     wrong = [
         (k, kind, got, truth[(k, kind)])
         for k, kind in keys

@@ -22,6 +22,30 @@ topic = "__transaction_state" if kind == "transaction" else "__consumer_offsets"
 return leaders[topic][abs(h) % 50]  # Python's abs: Integer.MIN_VALUE stays 2**31
 """
 
+_JAVA_HASH = """
+h = 0
+data = key.encode("utf-16-le")
+for i in range(0, len(data), 2):
+    h = (31 * h + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
+if h >= 2**31:
+    h -= 2**32
+topic = "__transaction_state" if kind == "transaction" else "__consumer_offsets"
+"""
+
+TO_POSITIVE = (
+    _JAVA_HASH
+    + """
+return leaders[topic][(h & 0x7FFFFFFF) % 50]  # Utils.toPositive, the producer's partitioner's helper
+"""
+)
+
+MODULO_WITHOUT_ABS = (
+    _JAVA_HASH
+    + """
+return leaders[topic][h % 50]  # Python's % is never negative: "no abs needed"
+"""
+)
+
 COMMIT_WITHOUT_BEGIN = """
 for r in records:
     for partition in (0, 1):
@@ -213,6 +237,8 @@ return lab03.setup.logged_states(cluster, [tid])[tid]
 ROWS = [
     ("t1", "Python's hash()", PYTHON_HASH, r"Python's hash\(\) is a different function"),
     ("t1", "Java's hash with Python's abs()", MATH_ABS, r"Integer.MIN_VALUE: Kafka's Utils.abs maps it to 0"),
+    ("t1", "Java's hash with Utils.toPositive", TO_POSITIVE, r"Utils.abs\(key.hashCode\(\)\) % 50"),
+    ("t1", "Java's hash with Python's modulo, no abs", MODULO_WITHOUT_ABS, r"Utils.abs\(key.hashCode\(\)\) % 50"),
     ("t2", "a commit without begin_transaction()", COMMIT_WITHOUT_BEGIN, r"begin_transaction\(\) first"),
     ("t2", "offsets committed by the consumer", OFFSETS_BY_THE_CONSUMER, r"no COMMIT marker of your producer"),
     ("t2", "records to partition A only", ONLY_PARTITION_A, r"partition B shows \[\]"),
