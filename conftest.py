@@ -114,9 +114,10 @@ module-scoped fixtures, e.g. the fault matrix, set up once), and so does each no
 kernel's). tests/unit/test_suite_tiers.py checks that no file here has a module-scoped fixture."""
 
 
-ONE_WORKER_ROWS = re.compile(r"(tests/integration/test_wrong_answers\.py)::\w+\[(lab06)-.*")
-"""Spread rows that share one costly set-up: lab 06's wrong answers each need the lab's executed setup cell (a
-Spark session and the loaded runs, ~20-28 s), cached per process. As one scope they pay it on one worker, not two."""
+ONE_WORKER_ROWS = re.compile(r"(tests/integration/test_wrong_answers\.py)::\w+\[(lab06)\b.*\]")
+"""Spread rows that share one costly set-up: lab 06's wrong answers and its untouched lab each need the lab's
+executed setup cell (a Spark session and the loaded runs, ~20-28 s), cached per process. As one scope they pay
+it on one worker, not two."""
 
 
 def xdist_scope(nodeid: str) -> str:

@@ -116,3 +116,24 @@ def test_wrong_answer_fails_its_task_with_a_hint(healed, lab, task, code, match)
         assert CRASHED not in message, f"the check crashed instead of judging the answer: {message}"
     if match is not None:
         assert re.search(match, message), message
+
+
+UNSTARTED = r"still (None, as the lab left it|the lab's TODO stub)"
+
+
+@pytest.mark.parametrize("lab", ["lab06"])
+def test_the_untouched_lab_refuses_every_check_at_once(healed, lab):
+    """The untouched lab's checks, each in the state the lab's own cells leave (its TODOs): every graded task
+    fails, saying the answer is still the lab's TODO (``_unstarted``), before any experiment. Lab 06's is here,
+    in the kernel state its wrong answers already set up, not in a Spark kernel of its own (labs 01-05 grade
+    their untouched lab through ``grade_notebook`` in test_labNN.py)."""
+    nb = _notebook("labs", lab)
+    checks = {c["id"]: _source(c) for c in nb["cells"] if c["cell_type"] == "code"}
+    tasks = {c["cell_id"]: c["task"] for c in graded_cells(nb)}
+    assert tasks and set(tasks) <= set(checks)
+    for cell_id, task in tasks.items():
+        ns = dict(lab_namespace(lab))
+        with pytest.raises(CheckFailed) as failed:
+            exec(compiled(checks[cell_id], f"<{lab}:{task} check>"), ns)
+        message = str(failed.value)
+        assert message.startswith(f"{task}: ") and re.search(UNSTARTED, message), message

@@ -152,6 +152,10 @@ def test_of_two_fitting_fault_runs_the_newest_is_reused(tmp_path: Path) -> None:
             "tests/integration/test_wrong_answers.py::test_w[lab06-t1-the-mean]",
             "tests/integration/test_wrong_answers.py::lab06",
         ),
+        (
+            "tests/integration/test_wrong_answers.py::test_the_untouched_lab_refuses_every_check_at_once[lab06]",
+            "tests/integration/test_wrong_answers.py::lab06",
+        ),
     ],
 )
 def test_a_worker_takes_a_notebook_or_a_file_whole_and_spread_files_test_by_test(nodeid: str, scope: str) -> None:
