@@ -65,7 +65,7 @@ def _solution_predict() -> Callable[[list[str]], list[tuple[str, int]]]:
     (src,) = ["".join(c["source"]) for c in nb["cells"] if "def predict(steps)" in "".join(c["source"])]
     ns: dict[str, Any] = {}
     exec(src, ns)
-    return ns["predict"]  # type: ignore[no-any-return]
+    return ns["predict"]
 
 
 def _model(steps: list[str], wrong: str = "") -> list[tuple[str, int]]:

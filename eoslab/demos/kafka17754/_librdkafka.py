@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from eoslab._timeouts import CLIENT_CALL
 from eoslab._wait import wait_until
 from eoslab.clients import producer
+from eoslab.demos.kafka17754 import _record
 from eoslab.demos.pipeline import PipelineError, PipelineProcess, layout, origin_of
 from eoslab.faults import Fault, Proxy, error_name
 from eoslab.history import Aborted, Committed, Verdict, check, read_both, read_final, read_history
@@ -254,8 +255,14 @@ def send_late_endtxn(proxy: Proxy, row: dict[str, Any]) -> dict[str, Any]:
     return {"error_code": code, "error": error_name(code)}
 
 
-def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | None = None) -> Experiment:
-    """Transaction N's EndTxn(commit) delivered again while N+1 is open (librdkafka, original protocol)."""
+def delayed_endtxn(
+    cluster: Cluster, *, records: int = RECORDS, run_dir: Path | None = None, reuse: bool = False
+) -> Experiment:
+    """Transaction N's EndTxn(commit) delivered again while N+1 is open (librdkafka, original protocol).
+
+    ``reuse``: the last run kept under the runs folder, if there is one (:mod:`._record`); every run is kept."""
+    if reuse and (kept := _record.last("endtxn", Experiment)) is not None:
+        return kept
     proxy = Proxy.connect(cluster)
     p, src, out, feeder = _setup(cluster, "endtxn", records, run_dir)
     exp = Experiment("delayed EndTxn", "librdkafka (original protocol)")
@@ -291,7 +298,7 @@ def delayed_endtxn(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | 
             f"transaction {m}: {exp.late_answer['error']}"
         )
 
-    return _run(cluster, exp, p, proxy, (src, out), feeder, steps)
+    return _record.keep(_run(cluster, exp, p, proxy, (src, out), feeder, steps), "endtxn")
 
 
 def _run(
@@ -333,8 +340,14 @@ def _wait_commits(p: PipelineProcess, n: int) -> None:
     wait_until(committed, timeout=STEP_WAIT, what=f"transaction {n} to commit", fatal=(PipelineError,), progress=False)
 
 
-def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path | None = None) -> Experiment:
-    """A Produce of transaction N replayed byte for byte while N+1 is open (librdkafka, original protocol)."""
+def delayed_produce(
+    cluster: Cluster, *, records: int = RECORDS, run_dir: Path | None = None, reuse: bool = False
+) -> Experiment:
+    """A Produce of transaction N replayed byte for byte while N+1 is open (librdkafka, original protocol).
+
+    ``reuse``: the last run kept under the runs folder, if there is one (:mod:`._record`); every run is kept."""
+    if reuse and (kept := _record.last("produce", Experiment)) is not None:
+        return kept
     proxy = Proxy.connect(cluster)
     p, src, out, feeder = _setup(cluster, "produce", records, run_dir, message_timeout_ms=PRODUCE_MESSAGE_TIMEOUT_MS)
     exp = Experiment("delayed Produce", "librdkafka (original protocol)")
@@ -360,4 +373,4 @@ def delayed_produce(cluster: Cluster, *, records: int = RECORDS, run_dir: Path |
         exp.late_answer = {"error": _error(answer.get("response")) or "NONE", "response": answer.get("response")}
         exp.notes.append(f"the lost copy replayed during transaction {m}: {exp.late_answer['error']}")
 
-    return _run(cluster, exp, p, proxy, (src, out), feeder, steps)
+    return _record.keep(_run(cluster, exp, p, proxy, (src, out), feeder, steps), "produce")
