@@ -131,14 +131,17 @@ def xdist_scope(nodeid: str) -> str:
 
 
 PINNED = re.compile(
-    r"tests/integration/test_(fault_matrix|conformance|docker_\w+|workshop_docker)\.py"
+    r"tests/integration/test_(fault_matrix|conformance|docker_containers|docker_notebooks)\.py"
     r"|notebooks/05_exactly_once_pipeline\.ipynb"
 )
 """Scopes that run on worker gw0 only, whose cluster is the session's (kept across tiers): the fault matrix
 writes its output topics on the cluster it runs on, and notebook 05 audits those topics on its own cluster.
-In the system tier the files of the docker tests (their docker cluster is one session fixture: on gw0 only),
-while gw1 installs the offline workshop copy beside them. tests/unit/test_suite_tiers.py checks that every
-file marked ``docker`` is here."""
+In the system tier the files that use ``docker_cluster`` (one session fixture: on a second worker it would
+start a second docker cluster), while gw1 installs the offline workshop copy beside them; the docker tests
+that need only the image (``docker_image``) are not here: either worker takes them, gw1 after the install (its
+bad-input cases at its spare offset, +5000 + 750: no port shared with gw0's docker cluster at +500).
+tests/unit/test_suite_tiers.py checks that every file using ``docker_cluster`` is here, and no other file
+marked ``docker``."""
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -17,7 +17,9 @@ import socket; socket.create_connection(("pypi.org", 443), timeout=3)
 PY
 
 export HOME=$home PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 EOSLAB_PROGRESS=0
-unset EOSLAB_PORT_OFFSET EOSLAB_DATA EOSLAB_CACHE EOSLAB_OFFLINE KAFKA_HOME XDG_CACHE_HOME
+# PYTHONPATH too: a checkout on it (a shared venv run with PYTHONPATH=checkout) would shadow the copy's own eoslab,
+# whose folders (.offline, kafka-data) are found from where the package lies.
+unset EOSLAB_PORT_OFFSET EOSLAB_DATA EOSLAB_CACHE EOSLAB_OFFLINE KAFKA_HOME XDG_CACHE_HOME PYTHONPATH
 mkdir -p "$HOME"
 cd "$learner"
 since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }

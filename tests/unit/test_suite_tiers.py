@@ -4,10 +4,12 @@ The runs here are written by the kit's own writers, in the states a writer passe
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import re
 import subprocess
+from collections.abc import Collection
 from itertools import product
 from pathlib import Path
 from types import ModuleType
@@ -54,6 +56,7 @@ suite = _root_conftest()
         ("tests/integration/test_conformance.py", {"cluster", "docker", "destructive"}, "system"),
         ("tests/integration/test_workshop_offline.py", {"workshop"}, "system"),
         ("tests/integration/test_workshop_docker.py", {"docker"}, "system"),
+        ("tests/integration/test_docker_image.py", {"docker"}, "system"),  # gw1 may run it: still system
         ("tests/integration/test_labels.py", set(), "cluster"),  # not a lab: labNN only
         ("tools/test_something.py", set(), None),  # no rule: collection stops and says so
         ("tests/test_loose.py", set(), None),
@@ -241,22 +244,68 @@ def test_the_fault_matrix_and_notebook_05_run_on_the_sessions_cluster_first_ther
     assert suite._next_scope([], first=True) is None
 
 
-def test_every_docker_test_file_runs_on_gw0_where_its_docker_cluster_is() -> None:
-    """The docker cluster is one session fixture: a docker test on gw1 would start a second one."""
-    root = Path(__file__).resolve().parents[2]
-    marked = {
-        p.relative_to(root).as_posix()
-        for p in (root / "tests").rglob("test_*.py")
-        if re.search(r"mark\.docker\b", p.read_text())
+def _asked_for(tree: ast.AST, fixtures: Collection[str]) -> set[str]:
+    """Which of ``fixtures`` the code in ``tree`` asks for: as a parameter of a test or a fixture, or as a
+    string (``request.getfixturevalue``, ``usefixtures``)."""
+    params = {
+        a.arg
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+        for a in [*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs]
     }
-    assert marked and all(suite.PINNED.fullmatch(f) for f in marked), marked
+    strings = {c.value for c in ast.walk(tree) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+    return set(fixtures) & (params | strings)
+
+
+def _built_on(fixture: str, conftests: Collection[ast.AST]) -> set[str]:
+    """``fixture`` and every function of ``conftests`` that asks for it, or for one of those: a test asking
+    for any of them needs ``fixture``."""
+    functions = [f for tree in conftests for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)]
+    needs = {fixture}
+    while more := {f.name for f in functions if _asked_for(f, needs)} - needs:
+        needs |= more
+    return needs
+
+
+def _docker_test_files() -> tuple[set[str], set[str]]:
+    """The test files that use the docker cluster, and those marked ``docker`` (the unit tier's aside: it runs
+    in one process)."""
+    conftests = [ast.parse(p.read_text()) for p in [ROOT / "conftest.py", *(ROOT / "tests").rglob("conftest.py")]]
+    needs = _built_on("docker_cluster", conftests)
+    paths = [p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("test_*.py")]
+    files = {f: (ROOT / f).read_text() for f in paths if not f.startswith("tests/unit/")}
+    using = {f for f, text in files.items() if _asked_for(ast.parse(text), needs)}
+    return using, {f for f, text in files.items() if re.search(r"mark\.docker\b", text)}
+
+
+def test_the_files_using_the_docker_cluster_run_on_gw0_and_the_image_only_docker_files_anywhere() -> None:
+    """The docker cluster is one session fixture: a test using it on gw1 would start a second one. A docker
+    test that needs only the image pinned to gw0 would leave gw1 idle at the tier's end."""
+    using, marked = _docker_test_files()
+    assert "tests/integration/test_conformance.py" in using  # it asks by name: request.getfixturevalue
+    unpinned = sorted(f for f in using if not suite.PINNED.fullmatch(f))
+    assert not unpinned, f"these use docker_cluster: add them to PINNED in conftest.py: {unpinned}"
+    image_only = marked - using
+    assert "tests/integration/test_docker_image.py" in image_only  # the image's contract outside the cluster
+    pinned = sorted(f for f in image_only if suite.PINNED.fullmatch(f))
+    assert not pinned, f"these need only the docker image: take them out of PINNED in conftest.py: {pinned}"
     assert not suite.PINNED.fullmatch("tests/integration/test_workshop_offline.py")  # gw1's, beside them
-    assert (
-        suite._next_scope(
-            ["tests/integration/test_docker_image.py", "tests/integration/test_workshop_offline.py"], first=False
-        )
-        == "tests/integration/test_workshop_offline.py"
-    )
+    queue = ["tests/integration/test_docker_containers.py", "tests/integration/test_docker_image.py"]
+    assert suite._next_scope(queue, first=False) == "tests/integration/test_docker_image.py"
+    assert suite._next_scope(queue, first=True) == "tests/integration/test_docker_containers.py"
+
+
+def test_the_detector_of_docker_cluster_use_sees_a_parameter_a_string_and_a_fixture_built_on_it() -> None:
+    needs = {"docker_cluster", "healed_docker"}
+    assert _asked_for(ast.parse("def test_a(docker_cluster): pass"), needs) == {"docker_cluster"}
+    assert _asked_for(ast.parse("def f(request):\n    request.getfixturevalue('docker_cluster')"), needs)
+    assert _asked_for(ast.parse("async def test_b(tmp_path, *, healed_docker): pass"), needs) == {"healed_docker"}
+    assert not _asked_for(ast.parse('def test_c(docker_image):\n    """not the docker_cluster"""'), needs)
+    conftests = [
+        ast.parse("def healed_docker(docker_cluster): pass\ndef image(docker_image): pass"),
+        ast.parse("def twice(request):\n    request.getfixturevalue('healed_docker')"),
+    ]
+    assert _built_on("docker_cluster", conftests) == {"docker_cluster", "healed_docker", "twice"}
 
 
 def test_the_timeline_names_each_workers_busy_time_and_its_idle_tail() -> None:
