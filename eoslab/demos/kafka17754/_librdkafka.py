@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from eoslab._timeouts import CLIENT_CALL
 from eoslab._wait import wait_until
 from eoslab.clients import producer
-from eoslab.demos.kafka17754 import _record
+from eoslab.demos import _kept
 from eoslab.demos.pipeline import PipelineError, PipelineProcess, layout, origin_of
 from eoslab.faults import Fault, Proxy, error_name
 from eoslab.history import Aborted, Committed, Verdict, check, read_both, read_final, read_history
@@ -260,8 +260,8 @@ def delayed_endtxn(
 ) -> Experiment:
     """Transaction N's EndTxn(commit) delivered again while N+1 is open (librdkafka, original protocol).
 
-    ``reuse``: the last run kept under the runs folder, if there is one (:mod:`._record`); every run is kept."""
-    if reuse and (kept := _record.last("endtxn", Experiment)) is not None:
+    ``reuse``: the last run kept under the runs folder (:mod:`eoslab.demos._kept`), if any; every run is kept."""
+    if reuse and (kept := _kept.last("endtxn", Experiment)) is not None:
         return kept
     proxy = Proxy.connect(cluster)
     p, src, out, feeder = _setup(cluster, "endtxn", records, run_dir)
@@ -298,7 +298,7 @@ def delayed_endtxn(
             f"transaction {m}: {exp.late_answer['error']}"
         )
 
-    return _record.keep(_run(cluster, exp, p, proxy, (src, out), feeder, steps), "endtxn")
+    return _kept.keep(_run(cluster, exp, p, proxy, (src, out), feeder, steps), "endtxn")
 
 
 def _run(
@@ -345,8 +345,8 @@ def delayed_produce(
 ) -> Experiment:
     """A Produce of transaction N replayed byte for byte while N+1 is open (librdkafka, original protocol).
 
-    ``reuse``: the last run kept under the runs folder, if there is one (:mod:`._record`); every run is kept."""
-    if reuse and (kept := _record.last("produce", Experiment)) is not None:
+    ``reuse``: the last run kept under the runs folder (:mod:`eoslab.demos._kept`), if any; every run is kept."""
+    if reuse and (kept := _kept.last("produce", Experiment)) is not None:
         return kept
     proxy = Proxy.connect(cluster)
     p, src, out, feeder = _setup(cluster, "produce", records, run_dir, message_timeout_ms=PRODUCE_MESSAGE_TIMEOUT_MS)
@@ -373,4 +373,4 @@ def delayed_produce(
         exp.late_answer = {"error": _error(answer.get("response")) or "NONE", "response": answer.get("response")}
         exp.notes.append(f"the lost copy replayed during transaction {m}: {exp.late_answer['error']}")
 
-    return _record.keep(_run(cluster, exp, p, proxy, (src, out), feeder, steps), "produce")
+    return _kept.keep(_run(cluster, exp, p, proxy, (src, out), feeder, steps), "produce")

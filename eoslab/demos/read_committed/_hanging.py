@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
+from eoslab.demos import _kept
 from eoslab.demos.read_committed._late import late_produce, set_verification, verification, verification_off
 from eoslab.demos.transactions import TxnProducer, run_id, transactional_producer, wait_settled
 
@@ -82,8 +83,14 @@ class _Cases:
         self.h.offsets.append({"step": step, "high_watermark": o.high_watermark, "last_stable_offset": o.last_stable})
 
 
-def late_writes(cluster: Cluster, topic: str, partition: int = 0, run: str | None = None) -> Hanging:
-    """Every case of the module, in order (a few JVM calls: describe-producers and the tools)."""
+def late_writes(
+    cluster: Cluster, topic: str, partition: int = 0, run: str | None = None, *, reuse: bool = False
+) -> Hanging:
+    """Every case of the module, in order (a few JVM calls: describe-producers and the tools).
+
+    ``reuse``: the last run kept under the runs folder, if there is one (:mod:`eoslab.demos._kept`)."""
+    if reuse and (kept := _kept.last("late-writes", Hanging)) is not None:
+        return kept
     run = run or run_id()
     h = Hanging(topic, partition)
     c = _Cases(cluster, h, f"late-{run}")
@@ -132,4 +139,4 @@ def late_writes(cluster: Cluster, topic: str, partition: int = 0, run: str | Non
     c.late("verification ON again, after commit: its next sequence", "INVALID_TXN_STATE (48)", r)
     h.found_after = list(ins.find_hanging(cluster, topic, partition, max_transaction_timeout_min=0))
     c.offsets("after the same write with verification on")
-    return h
+    return _kept.keep(h, "late-writes")

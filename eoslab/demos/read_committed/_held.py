@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
 from eoslab._wait import wait_until
+from eoslab.demos import _kept
 from eoslab.demos.read_committed._late import set_verification, verification
 from eoslab.demos.transactions import run_id, transactional_producer, wait_settled
 from eoslab.errors import WaitTimeout
@@ -63,8 +64,15 @@ class Held:
         )
 
 
-def held_produce(cluster: Cluster, topic: str, *, verify: bool = True, hold_s: float = HOLD_S) -> Held:
-    """Run the recipe once (~hold_s + 5 s); verification is put back on afterwards in any case."""
+def held_produce(
+    cluster: Cluster, topic: str, *, verify: bool = True, hold_s: float = HOLD_S, reuse: bool = False
+) -> Held:
+    """Run the recipe once (~hold_s + 5 s); verification is put back on afterwards in any case.
+
+    ``reuse``: the last run kept under the runs folder, if there is one (:mod:`eoslab.demos._kept`)."""
+    key = f"held-produce-{'verify' if verify else 'no-verify'}"
+    if reuse and (kept := _kept.last(key, Held)) is not None:
+        return kept
     run = run_id()
     h = Held(verify)
     if verification(cluster)[0] != verify:
@@ -108,4 +116,4 @@ def held_produce(cluster: Cluster, topic: str, *, verify: bool = True, hold_s: f
     finally:
         if not verification(cluster)[0]:
             set_verification(cluster, True)
-    return h
+    return _kept.keep(h, key)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from eoslab.demos.kafka17754 import Experiment, _record
+from eoslab.demos import _kept as _record
+from eoslab.demos.kafka17754 import Experiment
 
 
 def test_the_last_run_is_kept_and_found_again_saying_when(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,9 +1,11 @@
-"""The last run of each KAFKA-17754 experiment, kept under the runs folder: a re-run of notebook 05 shows it
-instead of spending another ~75 s, and in ``make test`` the notebook shows what the cluster tier's tests
-(test_kafka17754.py) ran and asserted on the same cluster minutes before.
+"""The last run of a long demo experiment, kept under the runs folder: a notebook's re-run shows it (saying
+so) instead of waiting for it again — KAFKA-17754's three (~75 s, notebook 05), the held Produce and the late
+writes (~40 s, notebook 04). In ``make test`` the notebooks so show what the cluster tier's tests
+(test_kafka17754.py, test_read_committed.py) ran and asserted minutes before; a learner's first run is live.
 
-One pickle per experiment (``<runs>/kafka17754/<key>.pickle``, written whole or not at all). A record this
-code cannot read (an older kit's) counts as none: the experiment runs again.
+One pickle per experiment (``<runs>/experiments/<key>.pickle``, written whole or not at all): the learner's
+own files, never a class's (``eoslab submit`` packs run folders only). A record this code cannot read (an
+older kit's) counts as none: the experiment runs again.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import TypeVar
 
 from eoslab.runs import runs_dir
 
-FOLDER = "kafka17754"
+FOLDER = "experiments"
 T = TypeVar("T")
 
 
