@@ -5,10 +5,10 @@ Pinned versions (pyproject.toml), so a release of a tool cannot turn the suite r
 """
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+import _early
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,14 +19,19 @@ TREE = ["eoslab", "tests", "conftest.py", "tools"]
 pytestmark = pytest.mark.lint
 
 
+def _tool(folder: Path, tool: str, args: list[str]) -> _early.Child:
+    exe = shutil.which(tool, path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.fail(f"{tool} is not installed: run `make setup` (it installs the dev extras)")
+    return _early.Child([exe, *args], cwd=ROOT, timeout=None)
+
+
 @pytest.mark.parametrize(
     "tool,args",
     [("ruff", ["format", "--check", *TREE]), ("ruff", ["check", *TREE]), ("mypy", TREE)],
     ids=["ruff-format", "ruff-check", "mypy"],
 )
-def test_tool_is_clean(tool, args):
-    exe = shutil.which(tool, path=str(Path(sys.executable).parent))
-    if exe is None:
-        pytest.fail(f"{tool} is not installed: run `make setup` (it installs the dev extras)")
-    proc = subprocess.run([exe, *args], cwd=ROOT, capture_output=True, text=True)
+@pytest.mark.early(start=_tool)  # started at collection: mypy's ~12 s run beside the tier's other tests (_early.py)
+def test_tool_is_clean(tool, args, early_child):
+    proc = early_child.result()
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -3,9 +3,10 @@ driver JVM's start-up warnings (NativeCodeLoader's, "Setting default log level t
 
 from __future__ import annotations
 
-import subprocess
 import sys
+from pathlib import Path
 
+import _early
 import pytest
 
 pytestmark = pytest.mark.jvm
@@ -18,8 +19,13 @@ spark.stop()
 """
 
 
-def test_a_session_prints_its_result_and_no_jvm_warning():
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=180, check=False)
+def _session(folder: Path) -> _early.Child:
+    return _early.Child([sys.executable, "-c", SCRIPT], timeout=180)
+
+
+@pytest.mark.early(start=_session)  # a JVM's start: it runs beside the tier's other tests (_early.py)
+def test_a_session_prints_its_result_and_no_jvm_warning(early_child: _early.Started) -> None:
+    done = early_child.result()
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "5"
     # the JVM itself says this (Spark 4 adds --add-modules jdk.incubator.vector); no log4j setting reaches it
