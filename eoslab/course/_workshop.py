@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from eoslab._paths import PACKAGE_DIR
 from eoslab.errors import SetupError
 
 LEARNER_EXCLUDES = ("solutions/", "tests/", "conftest.py", ".ci/", "docs/instructor.md", "instructor/")
@@ -41,6 +42,20 @@ included, would stop at start-up), the instructor guide (it tells each lab's wro
 
 BUILD_REQUIREMENTS = ("setuptools>=77",)
 """What ``pip install -e .`` needs to build the kit itself (pyproject's build-system), offline too."""
+
+
+CI_WORKFLOW = ".github/workflows/grade.yml"
+"""Where both copies get the grading workflow (``eoslab/_resources/grade-workflow.yml``): a class that hands in
+through git (GitHub Classroom) has each push graded by the kit's own commands. Not in the kit's own repository's
+``.github/``: there every push would grade the unsolved labs."""
+
+
+def write_ci_workflow(dest: Path) -> Path:
+    """Write the grading workflow into the course copy ``dest``."""
+    target = dest / CI_WORKFLOW
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(PACKAGE_DIR / "_resources" / "grade-workflow.yml", target)
+    return target
 
 
 @dataclass
@@ -64,7 +79,9 @@ class PackResult:
             f"wheels: {self.wheels} ({self.wheels_mb:.0f} MB); jars: {jars}; docker images: {imgs}\n"
             f"took: {took}\n"
             "On each laptop: copy the learner folder, then `make lab` in it (no network needed; Java 17+ and "
-            "Python 3.10+ must be installed)."
+            "Python 3.10+ must be installed).\n"
+            f"Hand-in through git: both copies carry {CI_WORKFLOW}, which grades each push's changed labs "
+            '(docs/instructor.md, "Hand-in through git").'
         )
 
 
@@ -240,6 +257,8 @@ def pack(
     files = course_files(root)
     _copy_tree(root, learner_files(files), learner)
     _copy_tree(root, files, instructor)
+    for copy in (learner, instructor):
+        write_ci_workflow(copy)
     seconds["course"] = time.monotonic() - t
 
     offline = learner / ".offline"

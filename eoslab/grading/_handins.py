@@ -1,11 +1,12 @@
 """What a class handed in, gathered from ``eoslab grade --class DIR``: archives and folders, side by side.
 
 ``DIR`` holds the archives ``eoslab submit`` wrote (``*.zip``) and, as before, plain folders (one per
-learner, assembled by hand). Archives are unpacked into ``DIR/.unpacked/`` (beside the gradebook;
-a dot-folder, so it is never taken for a learner), their manifests verified; a folder's notebooks are
-copied there too, so every rerun starts from a folder that holds nothing but the notebooks: no
-``conftest.py`` or ``eoslab.py`` of the learner's for the instructor's pytest or kernel to import.
-A learner who handed in twice is graded on the newest archive (an archive beats a folder).
+learner, assembled by hand, or a clone of the learner's repository: its ``labs/`` is taken). Archives
+are unpacked into ``DIR/.unpacked/`` (beside the gradebook; a dot-folder, so it is never taken for a
+learner), their manifests verified; a folder's notebooks are copied there too, so every rerun starts
+from a folder that holds nothing but the notebooks: no ``conftest.py`` or ``eoslab.py`` of the
+learner's for the instructor's pytest or kernel to import. A learner who handed in twice is graded on
+the newest archive (an archive beats a folder).
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def _from_folder(folder: Path, work: Path) -> HandIn:
         shutil.rmtree(labs)
     labs.mkdir(parents=True)
     copies = []
-    for nb in sorted(folder.glob("lab*.ipynb")):
+    handed = folder / "labs" if (folder / "labs").is_dir() else folder  # a clone of the learner's repository
+    for nb in sorted(handed.glob("lab*.ipynb")):
         shutil.copyfile(nb, labs / nb.name)
         copies.append(labs / nb.name)
     runs = folder / "runs"

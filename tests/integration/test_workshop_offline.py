@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from eoslab._paths import PACKAGE_DIR
 from eoslab.course import pack
+from eoslab.course._workshop import CI_WORKFLOW
 
 pytestmark = [pytest.mark.workshop]
 
@@ -52,6 +54,8 @@ def test_pack_then_install_and_make_lab_with_the_network_denied(tmp_path):
     # The learner's copy has no answers; the instructor's has them; labs are the generated ones.
     assert not (learner / "solutions").exists() and not (learner / "tests").exists()
     assert (instructor / "solutions").is_dir() and (instructor / "tests").is_dir()
+    for copy in (learner, instructor):  # hand-in through git: the grading workflow, as the kit ships it
+        assert filecmp.cmp(copy / CI_WORKFLOW, PACKAGE_DIR / "_resources" / "grade-workflow.yml", shallow=False)
     for lab in (ROOT / "labs").glob("*.ipynb"):
         assert filecmp.cmp(lab, learner / "labs" / lab.name, shallow=False), lab.name
     assert result.wheels > 50 and any((learner / ".offline" / "wheels").glob("pyspark-*.whl"))

@@ -183,6 +183,18 @@ def test_gather_takes_each_learners_newest_hand_in_and_sets_the_rest_aside(
     ]
 
 
+def test_a_clone_of_a_learners_repository_is_a_folder_hand_in_with_its_labs_folder(tmp_path: Path) -> None:
+    """Hand-in through git: the instructor clones each learner's repository into the class folder."""
+    clone = tmp_path / "class" / "dee"
+    (clone / "labs").mkdir(parents=True)
+    (clone / "labs" / "lab02_b.ipynb").write_text(notebook(7))
+    (clone / "notebooks").mkdir()
+    (clone / "notebooks" / "lab99_not_a_lab.ipynb").write_text(notebook(0))
+    (hand_in,), _ = gather(tmp_path / "class")
+    assert [p.name for p in hand_in.notebooks] == ["lab02_b.ipynb"]
+    assert json.loads(hand_in.notebooks[0].read_text())["answer"] == 7
+
+
 def test_an_empty_class_folder_is_a_sentence(tmp_path: Path) -> None:
     with pytest.raises(EoslabError, match="has no submissions: put each learner's submission-"):
         grade_class(tmp_path)
