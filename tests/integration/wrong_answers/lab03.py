@@ -11,17 +11,6 @@ topic = "__transaction_state" if kind == "transaction" else "__consumer_offsets"
 return leaders[topic][abs(hash(key)) % 50]
 """
 
-MATH_ABS = """
-h = 0
-data = key.encode("utf-16-le")
-for i in range(0, len(data), 2):
-    h = (31 * h + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
-if h >= 2**31:
-    h -= 2**32
-topic = "__transaction_state" if kind == "transaction" else "__consumer_offsets"
-return leaders[topic][abs(h) % 50]  # Python's abs: Integer.MIN_VALUE stays 2**31
-"""
-
 _JAVA_HASH = """
 h = 0
 data = key.encode("utf-16-le")
@@ -31,6 +20,12 @@ if h >= 2**31:
     h -= 2**32
 topic = "__transaction_state" if kind == "transaction" else "__consumer_offsets"
 """
+
+MATH_ABS = (
+    _JAVA_HASH
+    + """return leaders[topic][abs(h) % 50]  # Python's abs: Integer.MIN_VALUE stays 2**31
+"""
+)
 
 TO_POSITIVE = (
     _JAVA_HASH

@@ -47,14 +47,22 @@ return sorted(out)
 """
 )
 
-_BY_PRODUCER = """
+LSO_IS_HW = """
+return high_watermark
+"""
+
+_OPEN_STARTS = """
 first_open = {}
 for b in sorted(batches, key=lambda b: b.base_offset):
     if b.is_control:
         first_open.pop(b.producer_id, None)
     elif b.is_transactional:
         first_open.setdefault(b.producer_id, b.base_offset)
-lso = min(first_open.values()) if first_open else None
+"""
+
+_BY_PRODUCER = (
+    _OPEN_STARTS
+    + """lso = min(first_open.values()) if first_open else None
 out = []
 for b in batches:
     if b.is_control:
@@ -64,6 +72,7 @@ for b in batches:
         out += range(b.base_offset, b.last_offset + 1)
 return sorted(out)
 """
+)
 
 LAST_MARKER_OF_THE_PRODUCER = (
     """
@@ -81,19 +90,6 @@ for b in sorted(batches, key=lambda b: b.base_offset):
 """
     + _BY_PRODUCER
 )
-
-LSO_IS_HW = """
-return high_watermark
-"""
-
-_OPEN_STARTS = """
-first_open = {}
-for b in sorted(batches, key=lambda b: b.base_offset):
-    if b.is_control:
-        first_open.pop(b.producer_id, None)
-    elif b.is_transactional:
-        first_open.setdefault(b.producer_id, b.base_offset)
-"""
 
 OFFSET_BEFORE_THE_OPEN_TRANSACTION = (
     _OPEN_STARTS
