@@ -140,8 +140,8 @@ def open_logs(cluster: Cluster, rng: random.Random) -> rc.WrittenLog:
     topic = f"lab04-t3-{run}"
     cluster.admin.create_topic(topic, replica_assignment=[[1, 2, 3]])
     actors = [f"t{i + 1}" for i in range(rng.randint(2, 3))]
-    ends: list[rc.Action] = ["commit"]  # an end with no open transaction: the producer is only initialised
-    first = rc.write_log(cluster, topic, 0, [rc.Op(a, ends[0]) for a in actors], run=run)
+    # an end with no open transaction: the producer is initialised, nothing is written
+    first = rc.write_log(cluster, topic, 0, [rc.Op(a, "commit") for a in actors], run=run)
     ids = {a: first.producer_id(a) for a in actors}
     first.close()
     holder = max(actors, key=ids.__getitem__)
