@@ -49,7 +49,7 @@ class ProducerState:
 
 def parse_describe_producers(text: str, topic: str, partition: int, broker: int | None = None) -> list[ProducerState]:
     """The table printed by ``kafka-transactions.sh describe-producers``, by producer id: the broker prints its
-    map's order, which differs from call to call of the same state and reads like a meaning (first = oldest?)."""
+    hash map's order, neither creation nor id order, which a reader would take for a meaning (first = oldest?)."""
     rows = [
         ProducerState(
             topic=topic,
