@@ -66,6 +66,11 @@ WORKERS_DOWN := $(BIN)/python -m tests.worker_clusters down $(TEST_WORKERS)
 # ends early (a failed start, Ctrl-C). Starting them beside the unit tier was measured and dropped: on 2 cores the
 # unit tier took 51 s longer for ~35 s saved elsewhere (docs/reliability.md, session 8).
 CLUSTERS_DOWN := $(LOCAL_DOWN) & $(WORKERS_DOWN); wait
+# The cluster `make test` starts (none was running) keeps its data in the runs folder, removed at the end, as the
+# further workers' do beside it (EOSLAB_DATA + -gwK): every run starts from empty logs, as CI's fresh clone does,
+# and a learner's kafka-data/ is left as it was. Kept between runs, `__cluster_metadata` grew by ~18,000 records a
+# run and lab 02's checks, which read it, with it (24.8 -> 39.0 s over three runs: docs/reliability.md, session 9).
+TEST_DATA := if [ -z "$$was_up" ]; then export EOSLAB_DATA="$$runs/kafka-data"; fi
 
 # The suite's clusters run C1-compiled brokers (eoslab/topology.py BROKER_JIT_ENV): less CPU at each of the
 # tests' many restarts; a learner's cluster (make lab, eoslab up) keeps C2. A cluster already running is used as is.
@@ -78,7 +83,7 @@ test: setup  ## run the whole suite: test-unit, test-cluster, test-course, test-
 	export EOSLAB_BACKEND=local EOSLAB_RUNS="$$runs"; \
 	$(call tier,unit) || exit $$?; \
 	bash tools/system/chromium.sh || exit 1; \
-	started=1; $(LOCAL_UP) && EOSLAB_KEEP_CLUSTER=1 $(call tier,cluster,$(PARALLEL)) && $(call tier,course,$(PARALLEL)); rc=$$?; \
+	started=1; export EOSLAB_BACKEND=local; $(WAS_UP); $(TEST_DATA); $(BIN)/eoslab up && EOSLAB_KEEP_CLUSTER=1 $(call tier,cluster,$(PARALLEL)) && $(call tier,course,$(PARALLEL)); rc=$$?; \
 	started=; $(CLUSTERS_DOWN); [ $$rc = 0 ] || exit $$rc; \
 	tools/system/docker.sh ensure || exit 1; \
 	$(BIN)/eoslab image ensure || exit 1; \
