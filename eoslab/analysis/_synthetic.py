@@ -109,13 +109,30 @@ def _saturation(
     return summary, rates
 
 
+def _commit_wait(rng: np.random.Generator, commit_ms: float, n: int, sigma: float) -> Any:
+    """A read_committed record's wait for its commit marker. Uniform over the interval (sigma 0), or
+    log-normal with the same median (half the interval) and a right tail (sigma > 0): a slow commit holds
+    every record of its transaction back, so the mean lies well above the median."""
+    if sigma <= 0:
+        return rng.uniform(0, commit_ms, n)
+    return rng.lognormal(np.log(commit_ms / 2), sigma, n)
+
+
 def _latencies(
-    run_id: str, i: int, w: Workload, rng: np.random.Generator, n: int, scale: float, fixed: dict[str, Any]
+    run_id: str,
+    i: int,
+    w: Workload,
+    rng: np.random.Generator,
+    n: int,
+    scale: float,
+    fixed: dict[str, Any],
+    commit_wait_sigma: float = 0.0,
 ) -> list[pd.DataFrame]:
     """Workload ``i``'s latency samples of each kind; their percentiles go into its fixed-load row ``fixed``."""
     ack = rng.lognormal(np.log(ACK_MEDIAN_MS[w.mode] * scale), 0.4, n)
     ru = ack + rng.lognormal(np.log(5.0 * scale), 0.3, n)
-    rc = ru + (rng.uniform(0, w.commit_ms, n) if w.commit_ms else 0.0)  # waits for the commit marker
+    # read_committed waits for the commit marker
+    rc = ru + (_commit_wait(rng, w.commit_ms, n, commit_wait_sigma) if w.commit_ms else 0.0)
     frames = []
     for kind, vals in (("ack", ack), ("e2e_read_committed", rc), ("e2e_read_uncommitted", ru)):
         frames.append(
@@ -148,12 +165,15 @@ def generate_run(
     java_ratio: float | Mapping[str, float] = JAVA_RATIO,
     latency_scale: float = 1.0,
     overheads: dict[str, float] | None = None,
+    commit_wait_sigma: float = 0.0,
 ) -> Path:
     """One run folder of the default matrix's workloads with known throughputs and latencies.
 
     ``overheads`` replaces the model's overhead of some labels (``{"txn_100ms": 0.10}``). ``java_ratio`` is
     one ratio for every mode, or one per label: a Java client that is faster by another margin in each mode.
     With one ratio, the Java rows of two modes have exactly the ratio of the harness's medians.
+    ``commit_wait_sigma`` > 0 gives read_committed's wait for the commit marker a right tail (see
+    :func:`_commit_wait`); 0 keeps the uniform wait, whose end-to-end latency is near-symmetric.
     """
     rng = np.random.default_rng(seed)
     run_id = folder.name
@@ -175,7 +195,7 @@ def generate_run(
             summary.append(_row(run_id, i, w, "java", "saturation", NOT_IN_ROUNDS, -1, peer_rps, 6.0))
         fixed = _row(run_id, i, w, "eoslab", "fixed_load", NOT_IN_ROUNDS, -1, float(w.rate), w.duration_s)
         summary.append(fixed)
-        frames += _latencies(run_id, i, w, rng, samples_per_workload, latency_scale, fixed)
+        frames += _latencies(run_id, i, w, rng, samples_per_workload, latency_scale, fixed, commit_wait_sigma)
     return write_run(folder, params, summary, pd.concat(frames, ignore_index=True), _env(run_id, learner, rounds))
 
 

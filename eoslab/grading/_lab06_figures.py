@@ -94,8 +94,12 @@ def cost_answers(s: pd.DataFrame, baseline: str = TXN_BASELINE) -> dict[str, Fig
     }
 
 
+def _pct(v: pd.Series, q: float, method: str = "linear") -> float:
+    return float(np.percentile(v.to_numpy(dtype=float), q, method=method))  # type: ignore[call-overload]
+
+
 def _p99(v: pd.Series, method: str = "linear") -> float:
-    return float(np.percentile(v.to_numpy(dtype=float), 99, method=method))  # type: ignore[call-overload]
+    return _pct(v, 99, method)
 
 
 def tail_answers(samples: pd.DataFrame) -> dict[str, Figures]:
@@ -119,6 +123,41 @@ def tail_answers(samples: pd.DataFrame) -> dict[str, Figures]:
         "runs are combined with the mean: one slow laptop pulls it up; take the median over runs": bounds(ack, "mean"),
         "end-to-end samples are mixed in: the producer waits for its ack (kind 'ack') only": bounds(
             samples[samples.kind != "ack"]
+        ),
+    }
+
+
+def _txn_e2e(samples: pd.DataFrame, params: pd.DataFrame, kinds: tuple[str, ...] | None) -> pd.DataFrame:
+    """The samples of transactional workloads (of ``kinds``; None: every kind), each with its commit_ms."""
+    p = params[params.transactional & params.commit_ms.notna()][["run", "workload", "commit_ms"]]
+    rows = samples if kinds is None else samples[samples.kind.isin(kinds)]
+    return rows.merge(p, on=["run", "workload"])
+
+
+def e2e_answers(samples: pd.DataFrame, params: pd.DataFrame) -> dict[str, Figures]:
+    """t4: per commit interval (ms), the read_committed p50 of the transactional workloads' samples (every run's
+    samples together), and what a mean or another kind of samples gives. Percentiles as bounds
+    (numpy's lower and higher: percentile_approx returns a sample, F.median interpolates between the two). The
+    non-transactional rows kept show as a commit interval of their own (null), which the check says first."""
+
+    def p50(rows: pd.DataFrame, mean: bool = False) -> Figures:
+        g = rows.groupby("commit_ms").latency_ms
+        if mean:
+            return {float(k): float(v) for k, v in g.mean().items()}
+        return {float(k): (_pct(v, 50, "lower"), _pct(v, 50, "higher")) for k, v in g}
+
+    rc = _txn_e2e(samples, params, ("e2e_read_committed",))
+    return {
+        RIGHT: p50(rc),
+        "the mean is taken for the median: an end-to-end latency has a long right tail (a slow commit holds "
+        "every record of its transaction back), so the mean lies above the p50; take the p50": p50(rc, mean=True),
+        "the read_uncommitted samples are taken: they do not wait for the commit marker; keep kind "
+        "'e2e_read_committed'": p50(_txn_e2e(samples, params, ("e2e_read_uncommitted",))),
+        "both isolation levels' end-to-end samples are mixed: keep kind 'e2e_read_committed' only": p50(
+            _txn_e2e(samples, params, ("e2e_read_committed", "e2e_read_uncommitted"))
+        ),
+        "every kind of sample is in, the acks too: keep kind 'e2e_read_committed' only": p50(
+            _txn_e2e(samples, params, None)
         ),
     }
 
@@ -150,14 +189,14 @@ def _apart(a: Mapping[Any, Any], b: Mapping[Any, Any], keys: list[Any]) -> bool:
     return False
 
 
-def confusable(summary: pd.DataFrame, samples: pd.DataFrame) -> str | None:
+def confusable(summary: pd.DataFrame, samples: pd.DataFrame, params: pd.DataFrame | None = None) -> str | None:
     """The first two decisions (right or wrong) of a task that these runs cannot tell apart, as words, or
-    None when every decision of every task gives figures no other decision's answer is taken for."""
-    for task, answers in (
-        ("t1", spread_answers(summary)),
-        ("t2", cost_answers(summary)),
-        ("t3", tail_answers(samples)),
-    ):
+    None when every decision of every task gives figures no other decision's answer is taken for (t4's too
+    when ``params`` is given)."""
+    tasks = [("t1", spread_answers(summary)), ("t2", cost_answers(summary)), ("t3", tail_answers(samples))]
+    if params is not None:
+        tasks.append(("t4", e2e_answers(samples, params)))
+    for task, answers in tasks:
         keys, names = list(answers[RIGHT]), list(answers)
         for i, a in enumerate(names):
             for b in names[i + 1 :]:

@@ -1,6 +1,6 @@
 """Checks of lab 06 (the cost of exactly-once).
 
-Tasks 1-3 ask for a FUNCTION of the runs' DataFrames, not a value: the check calls it on the
+Tasks 1-4 ask for a FUNCTION of the runs' DataFrames, not a value: the check calls it on the
 learner's own runs and on held-out runs it makes up at that moment (:mod:`eoslab.grading._heldout`:
 several runs of uneven length, the Java tool's rows, fixed-load rows, a drifting machine), and
 recomputes the expected figures from the raw Parquet with pandas and numpy — an implementation
@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from eoslab.grading import _heldout
@@ -29,6 +28,7 @@ from eoslab.grading._lab06_figures import RIGHT
 from eoslab.grading._lab06_figures import TXN_BASELINE as TXN_BASELINE
 from eoslab.grading._lab06_figures import close as _close
 from eoslab.grading._lab06_figures import cost_answers as cost_answers
+from eoslab.grading._lab06_figures import e2e_answers as e2e_answers
 from eoslab.grading._lab06_figures import spread_answers as spread_answers
 from eoslab.grading._lab06_figures import tail_answers as tail_answers
 from eoslab.runs import read_table, runs_dir
@@ -70,7 +70,9 @@ def _judge(
     where: str,
     what: str,
     hint: str,
+    show: bool = True,
 ) -> None:
+    """``show``: whether a failure says the figure recomputed (t4's does not: see :func:`_judge_e2e`)."""
     want = answers[RIGHT]
     missing = [k for k in want if k not in got]
     if missing:
@@ -86,9 +88,8 @@ def _judge(
             raise _Wrong(f"{what} {got[wrong[0]]:.4g} for {wrong[0]!r} in {where}", "another figure", why + ".")
     w = want[wrong[0]]
     shown = f"{w[0]:.4g}…{w[1]:.4g}" if isinstance(w, tuple) else f"{w:.4g}"
-    raise _Wrong(
-        f"{what} {got[wrong[0]]:.4g} for {wrong[0]!r} in {where}", f"{shown} recomputed from the raw rows", hint
-    )
+    expected = f"{shown} recomputed from the raw rows" if show else f"the {what} of the raw rows"
+    raise _Wrong(f"{what} {got[wrong[0]]:.4g} for {wrong[0]!r} in {where}", expected, hint)
 
 
 def _call(fn: Any, name: str, *args: Any) -> Any:
@@ -168,6 +169,41 @@ def _judge_tail(answer: Any, figures: Mapping[str, Mapping[Any, Any]], where: st
     _judge(got, figures, where, "p99", _TAIL_HINT)
 
 
+_E2E_HINT = (
+    "join samples to params on (run, workload); keep transactional workloads and kind == "
+    "'e2e_read_committed'; the p50 of latency_ms by commit_ms, every run's samples together."
+)
+
+
+def _commit_key(k: Any) -> float | None:
+    return None if k is None or pd.isna(k) else float(k)
+
+
+def _judge_e2e(answer: Any, figures: Mapping[str, Mapping[Any, Any]], where: str) -> None:
+    """t4's verdict on ``e2e_by_commit``'s result, against :func:`e2e_answers` of the same runs: an interval
+    with no commit (the non-transactional rows kept) or a row per run is said before any figure. A failure
+    never shows the p50 recomputed: the learner's runs are the same at every attempt, so a figure shown on
+    them would be the answer to type in."""
+    got_df = _frame(answer, ("commit_ms", "p50"), "per commit interval")
+    keys = [_commit_key(k) for k in got_df.commit_ms]
+    extra = sorted({str(k) for k in keys if k not in figures[RIGHT]})
+    if extra:
+        raise _Wrong(
+            f"a p50 for commit_ms {extra[0]} in {where}",
+            f"one row per commit interval of a transactional workload: {', '.join(map(str, sorted(figures[RIGHT])))}",
+            "the non-transactional workloads are kept: they have no commit interval (commit_ms null) and no "
+            "transaction to wait for; keep the transactional workloads only (params.transactional).",
+        )
+    if len(set(keys)) < len(keys):
+        raise _Wrong(
+            f"{len(keys) - len(set(keys))} repeated commit_ms in {where}",
+            "one row per commit interval",
+            "one p50 per commit interval, every run's samples together (group by commit_ms only).",
+        )
+    got = {k: float(v) for k, v in zip(keys, got_df.p50, strict=True)}
+    _judge(got, figures, where, "p50", _E2E_HINT, show=False)
+
+
 # -- the tasks ---------------------------------------------------------------------------------------------
 
 
@@ -217,44 +253,19 @@ def check_ack_tail(fn: Any, runs: str | Path | None = None) -> Verdict:
     return _run_both("t3", runs, one, "the typical p99 matches on your runs and on held-out runs of uneven length.")
 
 
-def _mapping(answer: Any, key: str, value: str) -> dict[Any, Any]:
-    """A dict, a pandas DataFrame or a Spark DataFrame with columns ``key`` and ``value``."""
-    if answer is None:
-        raise ValueError("the answer is still None")
-    if hasattr(answer, "toPandas"):
-        answer = answer.toPandas()
-    if isinstance(answer, pd.DataFrame):
-        return {k: float(v) for k, v in zip(answer[key], answer[value], strict=False)}
-    if isinstance(answer, Mapping):
-        return {k: float(v) for k, v in answer.items()}
-    raise TypeError(f"expected a dict or a DataFrame with columns {key!r} and {value!r}, got {type(answer).__name__}")
-
-
 @guarded("t4")
-def check_e2e_by_commit(answer: Any, runs: str | Path | None = None) -> Verdict:
-    """t4: per commit interval (ms), the read_committed end-to-end p50 (ms) of transactional workloads."""
-    s, p = read_table("samples", runs), read_table("params", runs)
-    p = p[p.transactional & p.commit_ms.notna()][["run", "workload", "commit_ms"]]
-    s = s[s.kind == "e2e_read_committed"].merge(p, on=["run", "workload"])
-    want = {float(k): float(np.percentile(g["latency_ms"], 50)) for k, g in s.groupby("commit_ms")}
-    got = {float(k): v for k, v in _mapping(answer, "commit_ms", "p50").items()}
-    missing = sorted(set(want) - set(got))
-    hint = (
-        "join samples to params on (run, workload); keep transactional "
-        "workloads and kind == 'e2e_read_committed'; p50 by commit_ms."
+def check_e2e_by_commit(fn: Any, runs: str | Path | None = None) -> Verdict:
+    """t4: ``fn(samples, params)`` → per commit interval (ms), the read_committed end-to-end p50 (ms) of the
+    transactional workloads, every run's samples together."""
+    if not callable(fn):  # the task's old form (a DataFrame) is told at once, before any runs are loaded
+        saw, expected = type(fn).__name__, "the function e2e_by_commit"
+        return verdict("t4", False, ok="", saw=saw, expected=expected, hint="pass the function itself, not its result.")
+
+    def one(base: Path, loaded: Any, where: str) -> None:
+        r = _spark_runs(base, loaded)
+        answer = _call(fn, "e2e_by_commit", r.samples, r.params)
+        _judge_e2e(answer, e2e_answers(read_table("samples", base), read_table("params", base)), where)
+
+    return _run_both(
+        "t4", runs, one, "the read_committed p50 per commit interval matches, on your runs and on held-out runs."
     )
-    if missing:
-        return verdict("t4", False, ok="", saw=f"no p50 for {missing}", expected=f"one per {sorted(want)}", hint=hint)
-    # The learner's runs are the same at every attempt, so a failure never shows the p50 it recomputed: it says
-    # which interval is off and what to recompute, not the figure to type in.
-    for k, w in want.items():
-        if abs(got[k] - w) > max(PCT_ABS_TOL_MS, 0.05 * w):
-            return verdict(
-                "t4",
-                False,
-                ok="",
-                saw=f"read_committed p50 {got[k]:.4g} for commit interval {k!r}, not the p50 of the raw samples",
-                expected="the median end-to-end read_committed latency of that interval's transactional workloads",
-                hint=hint,
-            )
-    return verdict("t4", True, ok=f"read_committed p50 for {len(want)} commit intervals match the raw samples.")

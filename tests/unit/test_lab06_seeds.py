@@ -35,7 +35,7 @@ from eoslab.runs import read_table
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTION = "the solution"
-_TASKS = ("t1", "t2", "t3")
+_TASKS = ("t1", "t2", "t3", "t4")
 
 # The seeds on which the held-out runs before this fix misnamed or passed a wrong answer (all of them in a sweep
 # of seeds 0-399 and 1428875483: the Java tool's rows named "ratio of medians" on 1428875483, 193, 202 and 357;
@@ -110,6 +110,33 @@ def _pooled_p99(samples: pd.DataFrame) -> pd.DataFrame:
     return ack.groupby("label").latency_ms.apply(lambda v: _approx(v, 0.99)).rename("p99").reset_index()
 
 
+def _e2e(
+    x: pd.DataFrame, p: pd.DataFrame, kinds: tuple[str, ...] | None = ("e2e_read_committed",), **kw: Any
+) -> pd.DataFrame:
+    """A t4 answer: ``kinds``' samples (None: every kind) of the workloads kept (``every_workload``: all of them,
+    commit_ms null for the non-transactional ones), grouped by ``by``, their ``stat`` of latency_ms."""
+    txn = p if kw.get("every_workload") else p[p.transactional]
+    rows = (x if kinds is None else x[x.kind.isin(kinds)]).merge(txn[["run", "workload", "commit_ms"]])
+    by = kw.get("by", ["commit_ms"])
+    g = rows.groupby(by, dropna=False).latency_ms
+    stat = {"mean": g.mean, "median": g.median}.get(kw.get("stat", ""), lambda: g.apply(lambda v: _approx(v, 0.5)))()
+    return stat.rename("p50").reset_index()
+
+
+def _e2e_helper(x: pd.DataFrame, p: pd.DataFrame) -> pd.DataFrame:
+    """A.e2e_by_commit_interval: per mode, commit_ms (0 when not transactional) and isolation, the p50 of both
+    end-to-end kinds (and p95, p99, the sample count: the check reads p50)."""
+    pp = p.assign(commit_ms=p.commit_ms.fillna(0.0))[["run", "workload", "commit_ms", "mode"]]
+    rows = x[x.kind.str.startswith("e2e_")].merge(pp).assign(isolation=lambda d: d.kind.str.replace("e2e_", ""))
+    g = rows.groupby(["mode", "commit_ms", "isolation"]).latency_ms
+    return g.apply(lambda v: _approx(v, 0.5)).rename("p50").reset_index()
+
+
+def _median(**kw: Any) -> Callable[..., pd.DataFrame]:
+    """The twin of a t4 row: F.median (exact, interpolated) of ``_e2e``'s rows."""
+    return lambda x, p: _e2e(x, p, **{"stat": "median", **kw})
+
+
 TWINS: dict[tuple[str, str], Callable[..., pd.DataFrame]] = {
     ("t1", SOLUTION): lambda s: _spread(_rounds(s)),
     ("t1", "the Java tool's rows mixed in"): lambda s: _spread(s[s.phase == "saturation"]),
@@ -134,6 +161,14 @@ TWINS: dict[tuple[str, str], Callable[..., pd.DataFrame]] = {
     ("t3", "runs combined with the mean"): lambda x: _p99s(x).groupby("label").p99.mean().reset_index(),
     ("t3", "end-to-end samples"): lambda x: _p99s(x, ack=False).groupby("label").p99.median().reset_index(),
     ("t3", "the notebook's A.latency_percentiles copied"): _pooled_p99,
+    ("t4", SOLUTION): _e2e,
+    ("t4", "the mean for the median"): _median(stat="mean"),
+    ("t4", "the non-transactional workloads kept"): _median(every_workload=True),
+    ("t4", "the read_uncommitted samples"): _median(kinds=("e2e_read_uncommitted",)),
+    ("t4", "both isolation levels' samples"): _median(kinds=("e2e_read_committed", "e2e_read_uncommitted")),
+    ("t4", "every kind of sample, acks too"): _median(kinds=None),
+    ("t4", "a p50 per run and interval"): _median(by=["run", "commit_ms"]),
+    ("t4", "the notebook's A.e2e_by_commit_interval copied"): _e2e_helper,
 }
 
 
@@ -145,6 +180,8 @@ def _baseline(code: str) -> str:
 def _answer(task: str, twin: Callable[..., pd.DataFrame], baseline: str, runs: dict[str, pd.DataFrame]) -> Any:
     if task == "t2":
         return twin(runs["summary"], baseline)
+    if task == "t4":
+        return twin(runs["samples"], runs["params"])
     return twin(runs["samples"] if task == "t3" else runs["summary"])
 
 
@@ -156,7 +193,7 @@ def _message(task: str, twin: Callable[..., pd.DataFrame], baseline: str, runs: 
         except CheckFailed as failed:
             return str(failed)
         return None
-    judge = {"t1": lab06._judge_spread, "t2": lab06._judge_cost, "t3": lab06._judge_tail}[task]
+    judge = {"t1": lab06._judge_spread, "t2": lab06._judge_cost, "t3": lab06._judge_tail, "t4": lab06._judge_e2e}[task]
     try:
         judge(_answer(task, twin, baseline, runs), runs["figures"][task], "the held-out runs")
     except lab06._Wrong as w:
@@ -168,13 +205,14 @@ def _message(task: str, twin: Callable[..., pd.DataFrame], baseline: str, runs: 
 def seed_runs(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
     root, seed = heldout(request.param)
     try:
-        summary, samples = read_table("summary", root), read_table("samples", root)
+        summary, samples, params = (read_table(t, root) for t in ("summary", "samples", "params"))
         figures = {
             "t1": lab06.spread_answers(summary),
             "t2": lab06.cost_answers(summary),
             "t3": lab06.tail_answers(samples),
+            "t4": lab06.e2e_answers(samples, params),
         }
-        yield {"seed": seed, "root": root, "summary": summary, "samples": samples, "figures": figures}
+        yield {"seed": seed, "root": root, "summary": summary, "samples": samples, "params": params, "figures": figures}
     finally:
         shutil.rmtree(root)
 
@@ -220,13 +258,15 @@ def test_a_draw_that_cannot_tell_two_decisions_apart_is_drawn_again_and_the_seed
 
 # -- the twins against the rows' own Spark code -----------------------------------------------------------------
 
-_FUNCTIONS = {"t1": "round_spread(summary)", "t3": "ack_tail(samples)"}
+_FUNCTIONS = {"t1": "round_spread(summary)", "t3": "ack_tail(samples)", "t4": "e2e_by_commit(samples, params)"}
 
 
 def _solution_code(task: str) -> str:
     """The task's solution region in solutions/lab06_cost.ipynb, as a row would give it."""
     (path,) = (ROOT / "solutions").glob("lab06_*.ipynb")
-    name = {"t1": "def round_spread", "t2": "def transaction_cost", "t3": "def ack_tail"}[task]
+    name = {"t1": "def round_spread", "t2": "def transaction_cost", "t3": "def ack_tail", "t4": "def e2e_by_commit"}[
+        task
+    ]
     for cell in json.loads(path.read_text())["cells"]:
         src = "".join(cell["source"])
         region = re.search(r"### BEGIN SOLUTION\n(.*?)^\s*### END SOLUTION", src, re.S | re.M)
@@ -249,11 +289,13 @@ def _spark_function(task: str, code: str, spark: Any) -> Callable[..., Any]:
     return ns[_FUNCTIONS[task].split("(")[0]]
 
 
-_VALUES = ("spread", "cost", "p99")
+_VALUES = {"t1": "spread", "t2": "cost", "t3": "p99", "t4": "p50"}
+"""Each task's figure: the column a result is judged on (A.latency_percentiles' p50 is not t3's)."""
+_KEYS = ("run", "label", "commit_ms", "mode", "isolation")
 
 
-def _one_frame(results: list[Any]) -> pd.DataFrame:
-    """Every result's (run, label, value) in one Spark job (i: the result's place in ``results``): one job, not
+def _one_frame(results: list[tuple[str, Any]]) -> pd.DataFrame:
+    """Every (task, result)'s keys and figure in one Spark job (i: the result's place in ``results``): one job, not
     one per row, keeps the test's JVM time to seconds."""
     from functools import reduce
 
@@ -262,23 +304,33 @@ def _one_frame(results: list[Any]) -> pd.DataFrame:
     parts = [
         df.select(
             F.lit(i).alias("i"),
-            (F.col("run") if "run" in df.columns else F.lit(None)).cast("string").alias("run"),
-            F.col("label"),
-            F.col(next(c for c in _VALUES if c in df.columns)).cast("double").alias("value"),
+            *((F.col(k) if k in df.columns else F.lit(None)).cast("string").alias(k) for k in _KEYS),
+            F.col(_VALUES[task]).cast("double").alias("value"),
         )
-        for i, df in enumerate(results)
-        if any(c in df.columns for c in _VALUES)
+        for i, (task, df) in enumerate(results)
+        if _VALUES[task] in df.columns
     ]
     return reduce(lambda a, b: a.unionByName(b), parts).toPandas()
 
 
-def _same(spark_df: pd.DataFrame, columns: list[str], twin_df: pd.DataFrame) -> str | None:
-    value = next((c for c in _VALUES if c in twin_df.columns), None)
+def _key(x: Any) -> str:
+    """A key as one spelling on both sides: Spark's strings ("20.0", None) and pandas' values (20.0, NaN)."""
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return "null" if x is None else str(x)
+    return "null" if math.isnan(f) else f"{f:g}"
+
+
+def _same(spark_df: pd.DataFrame, columns: list[str], twin_df: pd.DataFrame, task: str) -> str | None:
+    value = _VALUES[task] if _VALUES[task] in twin_df.columns else None
     if value is None:  # a frame the check refuses for its columns: the same columns
         return None if set(columns) >= set(twin_df.columns) else f"columns {sorted(columns)}"
-    keys = [c for c in ("run", "label") if c in twin_df.columns]
+    keys = [c for c in _KEYS if c in twin_df.columns]
     twin = twin_df.rename(columns={value: "value"})[[*keys, "value"]]
-    both = spark_df[[*keys, "value"]].merge(twin, on=keys, how="outer", suffixes=("_spark", "_twin"))
+    spark = spark_df[[*keys, "value"]]
+    twin, spark = (f.assign(**{k: f[k].map(_key) for k in keys}) for f in (twin, spark))
+    both = spark.merge(twin, on=keys, how="outer", suffixes=("_spark", "_twin"))
     if len(both) != len(twin) or not np.allclose(both["value_spark"], both["value_twin"], rtol=1e-9):
         return str(both.to_string())
     return None
@@ -292,15 +344,15 @@ def test_every_twin_computes_what_its_row_computes() -> None:
     try:
         loaded = _heldout.load(root)
         spark = loaded.summary.sparkSession
-        runs = {"summary": loaded.summary.cache(), "samples": loaded.samples.cache()}
-        frames = {"summary": read_table("summary", root), "samples": read_table("samples", root)}
+        runs = {"summary": loaded.summary.cache(), "samples": loaded.samples.cache(), "params": loaded.params}
+        frames = {t: read_table(t, root) for t in ("summary", "samples", "params")}
         codes = [(t, why, code) for t, why, code, _ in ROWS] + [(t, SOLUTION, _solution_code(t)) for t in _TASKS]
         results = [_answer(t, _spark_function(t, code, spark), _baseline(code), runs) for t, _, code in codes]
-        got = _one_frame(results)
+        got = _one_frame([(t, r) for (t, _, _), r in zip(codes, results, strict=True)])
         differ = []
         for i, ((task, why, code), result) in enumerate(zip(codes, results, strict=True)):
             twin = _answer(task, TWINS[(task, why)], _baseline(code), frames)
-            diff = _same(got[got.i == i], result.columns, twin)
+            diff = _same(got[got.i == i], result.columns, twin, task)
             if diff is not None:
                 differ.append(f"{task} {why!r}:\n{diff}")
         assert not differ, "\n".join(differ)
