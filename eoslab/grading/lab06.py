@@ -186,7 +186,7 @@ def _judge_e2e(answer: Any, figures: Mapping[str, Mapping[Any, Any]], where: str
     them would be the answer to type in."""
     got_df = _frame(answer, ("commit_ms", "p50"), "per commit interval")
     keys = [_commit_key(k) for k in got_df.commit_ms]
-    extra = sorted({str(k) for k in keys if k not in figures[RIGHT]})
+    extra = sorted({"null" if k is None else f"{k:g}" for k in keys if k not in figures[RIGHT]})
     if extra:
         raise _Wrong(
             f"a p50 for commit_ms {extra[0]} in {where}",
