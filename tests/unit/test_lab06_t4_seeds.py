@@ -28,7 +28,10 @@ from eoslab.grading import lab06
 from eoslab.grading._heldout import heldout
 from eoslab.runs import read_table
 
-SEEDS = range(200)
+SEEDS = range(20)
+"""Twenty seeds in the unit tier (~15 s). 200 were run when this test was written (`fc3a100`): every decision named
+on every one. The draw cannot return runs on which two decisions coincide (``confusable`` covers t4), so more
+seeds test the generator's speed more than the check."""
 RC = ("e2e_read_committed",)
 
 
