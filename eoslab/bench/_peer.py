@@ -59,8 +59,9 @@ TXN_NOTE = (
 IDEMPOTENT_NOTE = (
     "librdkafka's idempotent producer (idempotent and transactional modes) sends a partition's next Produce "
     "request only while fewer than 5 of its records are unanswered (it counts MESSAGES in flight against the "
-    "limit of 5 REQUESTS): one full batch per partition at a time, where the Java client keeps up to 5 "
-    "(`eoslab bench wire` shows both in the proxy's trace)"
+    "limit of 5 REQUESTS): one full batch per partition at a time, where the Java client keeps up to 5 per "
+    "connection, here per partition too since each broker leads one (`eoslab bench wire` shows both in the proxy's "
+    "trace)"
 )
 """Why the harness can be the bottleneck in idempotent and transactional modes: librdkafka's rdkafka_broker.c
 limits a partition's requests with ``RD_KAFKA_IDEMP_MAX_INFLIGHT - rktp_msgs_inflight``, and
