@@ -14,11 +14,11 @@ and one fault matrix through ``$EOSLAB_RUNS`` (see :func:`shared_runs`).
 
 The cluster, course and system tiers run on two pytest-xdist workers (``-n 2``, the Makefile's TEST_WORKERS),
 each with a cluster of its own: worker ``gw0`` the one `make test` started, worker ``gwK`` one on ports
-+K*5000 with its data in ``kafka-data-gwK`` (:func:`_worker_cluster_env`), started before its first cluster
-or course item and stopped at its end (in `make test`, after the course tier: tests/worker_clusters.py). No
-test, notebook or lab is ever disturbed by a node fault, a proxy rule or a heal of the other worker. A notebook's
-cells, and a test file's tests (but those of :data:`SPREAD`), stay on one worker (:func:`xdist_scope`);
-:data:`PINNED` scopes run on gw0.
++K*5000 with its data in the session's data folder + ``-gwK`` (:func:`_worker_cluster_env`), started before its
+first cluster or course item and stopped at its end (in `make test`, after the course tier:
+tests/worker_clusters.py). No test, notebook or lab is ever disturbed by a node fault, a proxy rule or a heal of
+the other worker. A notebook's cells, and a test file's tests (but those of :data:`SPREAD`), stay on one worker
+(:func:`xdist_scope`); :data:`PINNED` scopes run on gw0.
 """
 
 from __future__ import annotations
