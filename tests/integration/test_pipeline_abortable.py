@@ -1,14 +1,20 @@
 """The EOS processor's abortable path on the real cluster: a proxy fault makes librdkafka fail records of
 an open transaction, the processor aborts it, rewinds to its committed offsets, and ends exactly once.
 
-The fault: every Produce of the processor to the leader of output partition 0 is dropped and its
-connection closed, so librdkafka reconnects and resends, and is refused again, until the records'
-``message.timeout.ms`` (3 s here) runs out: they fail with ``_MSG_TIMED_OUT``, which makes the
-transaction abortable (``txn_requires_abort()``), not fatal. The transaction timeout is set far above
-it (30 s) so the coordinator does not abort first (which would fence the producer instead).
+The fault: from the processor's NTH Produce to the leader of output partition 0 on, every one is
+dropped and its connection closed, so librdkafka reconnects and resends, and is refused again, until
+the records' ``message.timeout.ms`` (3 s here) runs out: they fail with ``_MSG_TIMED_OUT``, which makes
+the transaction abortable (``txn_requires_abort()``), not fatal. The transaction timeout is set far
+above it (30 s) so the coordinator does not abort first (which would fence the producer instead).
 
-Timeouts: message.timeout.ms 3 s < HEAL_AFTER (the rule stays until an abort is in the history or
-ABORT_WAIT passes) < transaction.timeout.ms 30 s; the catch-up as the supervisor's (see
+Where the fault lands: the rule is armed before the processor starts and counts its requests, as the
+fault matrix's cells do. Armed on a timer (after two commits were seen in the history), it raced the
+processor: 200 inputs take it about a second, so on a quick run the work was done before the rule
+came and nothing was ever aborted (CI, 2026-11-28). Partition 0 gets 100 inputs, at most 20 a
+transaction: at least five transactions send to its leader, so the 3rd Produce comes with work left.
+
+Timeouts: message.timeout.ms 3 s < the wait for the abort (the rule stays until an abort is in the
+history) < transaction.timeout.ms 30 s; the catch-up as the supervisor's (see
 eoslab/demos/pipeline/_faults.py).
 """
 
@@ -28,6 +34,8 @@ pytestmark = pytest.mark.cluster
 
 MESSAGE_TIMEOUT_MS = 3000
 TXN_TIMEOUT_MS = 30_000
+NTH = 3  # the first two Produce requests to the leader pass: the processor is under way when the fault comes
+START_WAIT = 60.0  # the processor joins its group and sends its first transactions (a commit: the usual)
 ABORT_WAIT = 30.0  # the records time out after 3 s; the abort follows in the processor's next call
 
 
@@ -49,12 +57,16 @@ def test_an_abortable_error_is_aborted_rewound_and_redone_exactly_once(
 
     leader = plan.outputs[0][0]
     try:
-        p.start()
-        wait_until(lambda: sum(isinstance(e, Committed) for e in events()) >= 2, timeout=60, what="two commits")
-        with proxy.drop_request(api="Produce", client_id=p.client_id, broker=leader, close=True, times=None):
+        with proxy.drop_request(
+            api="Produce", client_id=p.client_id, broker=leader, close=True, nth=NTH, times=None
+        ) as fault:
+            p.start()
             wait_until(
-                lambda: any(isinstance(e, Aborted) for e in events()), timeout=ABORT_WAIT, what="the processor to abort"
+                lambda: any(isinstance(e, Aborted) for e in events()),
+                timeout=START_WAIT + ABORT_WAIT,
+                what=f"the processor to abort (its Produce requests to broker {leader} dropped from the {NTH}rd on)",
             )
+            assert fault.fired >= 1  # the abort followed the rule's first drop
         p.wait_caught_up()
         assert p.stop() == 0, p.stderr()
     finally:
