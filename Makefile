@@ -40,13 +40,15 @@ lab: setup  ## start the cluster and open the course in JupyterLab (serves this 
 # The whole test suite, what CI runs: four tiers, one pytest each, fastest feedback first; the first that
 # fails stops the chain, the recipe exiting with its code. The unit tier runs before anything is installed or
 # started. The cluster and course tiers run on TEST_WORKERS pytest-xdist workers, each with a cluster of its
-# own (the one started here; a further worker starts one on ports +5000: conftest.py, tests/worker_clusters.py).
-# The session's cluster stops before the system tier only if it was started here. One runs folder ($EOSLAB_RUNS, removed at the
-# end) carries the bench and fault matrices measured by one tier to the next. Each tier's log ends with its
-# slowest steps (--durations): where CI's time goes. What the tests need from the system, installed only where
+# own (the one started here; a further worker starts one on ports +5000: conftest.py, tests/worker_clusters.py):
+# local clusters for the cluster tier (the kit's behaviour), DOCKER clusters for the course tier (every notebook,
+# every lab graded, on the containerized cluster; ports +500 and +5500, their volumes deleted after it). The
+# local cluster stops after the cluster tier only if it was started here. One runs folder ($EOSLAB_RUNS, removed
+# at the end) carries the bench matrix measured by one tier to the next. Each tier's log ends with its slowest
+# steps (--durations): where CI's time goes. What the tests need from the system, installed only where
 # missing and only as root with apt (EOSLAB_SYSTEM_INSTALL=0 opts out; those tests then skip, saying
-# why): Debian's Chromium for tests/browser (tools/system/chromium.sh), and for the system tier a Docker
-# engine, compose v2 and a Kafka image (tools/system/docker.sh, which stops at the end the engine it started).
+# why): Debian's Chromium for tests/browser (tools/system/chromium.sh), and for the course and system tiers a
+# Docker engine, compose v2 and a Kafka image (tools/system/docker.sh, which stops at the end the engine it started).
 tier = $(BIN)/python -m pytest $(SUITE) -m '$(1)' -p no:cacheprovider --durations=30 --durations-min=15 $(2) $(PYTEST_ARGS)
 # The cluster and course tiers mostly wait on Kafka (timeouts, resends), not on the CPU: TEST_WORKERS pytest-xdist
 # workers run them, each on a cluster of its own (conftest.py: worker gwK's ports +K*5000). In the system tier
@@ -59,8 +61,8 @@ PARALLEL := -n $(TEST_WORKERS)
 WAS_UP := if $(BIN)/eoslab status >/dev/null 2>&1; then was_up=1; else was_up=; fi
 LOCAL_UP := export EOSLAB_BACKEND=local; $(WAS_UP); $(BIN)/eoslab up
 LOCAL_DOWN := if [ -z "$$was_up" ]; then $(BIN)/eoslab down; fi
-# In `make test` a further worker's cluster outlives the cluster tier (EOSLAB_KEEP_CLUSTER): the course tier's
-# worker finds it running instead of starting it again; this stops it after the course tier, whatever happened.
+# In `make test` a further worker's cluster outlives its tier (EOSLAB_KEEP_CLUSTER): it stops beside the
+# session's, whatever happened.
 WORKERS_DOWN := $(BIN)/python -m tests.worker_clusters down $(TEST_WORKERS)
 # The session's cluster and the further workers' stop side by side (~13 s instead of ~26 s), also when the run
 # ends early (a failed start, Ctrl-C). Starting them beside the unit tier was measured and dropped: on 2 cores the
@@ -71,6 +73,11 @@ CLUSTERS_DOWN := $(LOCAL_DOWN) & $(WORKERS_DOWN); wait
 # and a learner's kafka-data/ is left as it was. Kept between runs, `__cluster_metadata` grew by ~18,000 records a
 # run and lab 02's checks, which read it, with it (24.8 -> 39.0 s over three runs: docs/reliability.md, session 9).
 TEST_DATA := if [ -z "$$was_up" ]; then export EOSLAB_DATA="$$runs/kafka-data"; fi
+# The course tier's docker clusters: gw0's at +500 started here, gw1's at +5500 by its worker (conftest.py), both
+# with their volumes deleted after the tier (`reset`, side by side), also when it ends early. In a subshell: the
+# system tier after it runs with the local settings again.
+DOCKER_COURSE_ENV := export EOSLAB_BACKEND=docker EOSLAB_PORT_OFFSET=500 EOSLAB_DATA="$$runs/kafka-data-docker"
+DOCKER_COURSE_DOWN := $(BIN)/eoslab reset >/dev/null & $(BIN)/python -m tests.worker_clusters reset $(TEST_WORKERS) >/dev/null; wait
 
 # The suite's clusters run C1-compiled brokers (eoslab/topology.py BROKER_JIT_ENV): less CPU at each of the
 # tests' many restarts; a learner's cluster (make lab, eoslab up) keeps C2. A cluster already running is used as is.
@@ -83,10 +90,12 @@ test: setup  ## run the whole suite: test-unit, test-cluster, test-course, test-
 	export EOSLAB_BACKEND=local EOSLAB_RUNS="$$runs"; \
 	$(call tier,unit) || exit $$?; \
 	bash tools/system/chromium.sh || exit 1; \
-	started=1; export EOSLAB_BACKEND=local; $(WAS_UP); $(TEST_DATA); $(BIN)/eoslab up && EOSLAB_KEEP_CLUSTER=1 $(call tier,cluster,$(PARALLEL)) && $(call tier,course,$(PARALLEL)); rc=$$?; \
+	started=1; export EOSLAB_BACKEND=local; $(WAS_UP); $(TEST_DATA); $(BIN)/eoslab up && EOSLAB_KEEP_CLUSTER=1 $(call tier,cluster,$(PARALLEL)); rc=$$?; \
 	started=; $(CLUSTERS_DOWN); [ $$rc = 0 ] || exit $$rc; \
 	tools/system/docker.sh ensure || exit 1; \
 	$(BIN)/eoslab image ensure || exit 1; \
+	( $(DOCKER_COURSE_ENV); trap '$(DOCKER_COURSE_DOWN)' EXIT; trap 'exit 130' INT TERM; \
+	  $(BIN)/eoslab up && EOSLAB_KEEP_CLUSTER=1 $(call tier,course,$(PARALLEL)) ) || exit $$?; \
 	$(call tier,system,$(PARALLEL))
 
 test-unit: setup  ## tier 1: tests/unit whole, lint and Spark included; no cluster (a few minutes)
@@ -95,9 +104,10 @@ test-unit: setup  ## tier 1: tests/unit whole, lint and Spark included; no clust
 test-cluster: setup  ## tier 2: the kit's behaviour on the real cluster (tests/integration; starts the cluster)
 	@$(LOCAL_UP) && $(call tier,cluster,$(PARALLEL)); rc=$$?; $(LOCAL_DOWN); exit $$rc
 
-test-course: setup  ## tier 3: the notebooks under nbval, the labs graded, the course in Chromium
+test-course: setup  ## tier 3: the notebooks under nbval, the labs graded, the course in Chromium (on the cluster of EOSLAB_BACKEND: local unless set)
 	@bash tools/system/chromium.sh || exit 1; \
-	$(LOCAL_UP) && $(call tier,course,$(PARALLEL)); rc=$$?; $(LOCAL_DOWN); exit $$rc
+	if [ "$${EOSLAB_BACKEND:-local}" = docker ]; then tools/system/docker.sh ensure && $(BIN)/eoslab image ensure || exit 1; fi; \
+	export EOSLAB_BACKEND=$${EOSLAB_BACKEND:-local}; $(WAS_UP); $(BIN)/eoslab up && $(call tier,course,$(PARALLEL)); rc=$$?; $(LOCAL_DOWN); exit $$rc
 
 test-system: setup  ## tier 4: the docker backend and the offline workshop install (as root: installs Docker)
 	@tools/system/docker.sh ensure || exit 1; \

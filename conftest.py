@@ -5,8 +5,9 @@ marks), so that a tier runs alone and nobody has to remember a mark:
 
     unit      tests/unit: no cluster (its ``jvm`` and ``lint`` items too)
     cluster   tests/integration: the kit's behaviour on the real cluster
-    course    the notebooks under nbval, the labs graded (test_labNN, test_wrong_answers), the browser
-    system    the docker backend (``docker``) and the offline workshop install (``workshop``)
+    course    the notebooks under nbval, the labs graded (test_labNN, test_wrong_answers), the browser, and
+              the fault matrix notebook 05 shows (test_fault_matrix): in `make test` on the docker backend
+    system    the docker backend's own tests (``docker``) and the offline workshop install (``workshop``)
 
 `make test` runs them in this order, one pytest each, and stops at the first that fails: a typo in
 pure code is reported in minutes instead of after the notebooks. The tiers share one bench matrix
@@ -14,10 +15,12 @@ and one fault matrix through ``$EOSLAB_RUNS`` (see :func:`shared_runs`).
 
 The cluster, course and system tiers run on two pytest-xdist workers (``-n 2``, the Makefile's TEST_WORKERS),
 each with a cluster of its own: worker ``gw0`` the one `make test` started, worker ``gwK`` one on ports
-+K*5000 with its data in the session's data folder + ``-gwK`` (:func:`_worker_cluster_env`), started before its
-first cluster or course item and stopped at its end (in `make test`, after the course tier:
-tests/worker_clusters.py). No test, notebook or lab is ever disturbed by a node fault, a proxy rule or a heal of
-the other worker. A notebook's cells, and a test file's tests (but those of :data:`SPREAD`), stay on one worker
++K*5000 with its data in the session's data folder + ``-gwK`` (:func:`_worker_cluster_env`), of the same
+backend (``$EOSLAB_BACKEND``), started before its first cluster or course item and stopped at its end (in
+`make test`, by tests/worker_clusters.py after its tier: the cluster tier on local clusters, the course tier
+on docker clusters, so every module and lab runs on the containerized cluster). No test, notebook or lab is
+ever disturbed by a node fault, a proxy rule or a heal of the other worker. A notebook's cells, and a test
+file's tests (but those of :data:`SPREAD`), stay on one worker
 (:func:`xdist_scope`); :data:`PINNED` scopes run on gw0.
 """
 
@@ -63,7 +66,9 @@ _worker_cluster_env()
 TIERS = ("unit", "cluster", "course", "system")
 """The tiers, fastest feedback first: the order `make test` runs them in."""
 _SYSTEM_MARKS = frozenset({"docker", "workshop"})
-_COURSE_TESTS = re.compile(r"tests/browser/.*|tests/integration/test_(lab\d+|wrong_answers)\.py")
+_COURSE_TESTS = re.compile(r"tests/browser/.*|tests/integration/test_(lab\d+|wrong_answers|fault_matrix)\.py")
+"""Tests of what the course shows: with the notebooks, on the course's backend. The fault matrix is one: notebook
+05 audits the output topics it wrote, on the cluster it ran on (gw0's, :data:`PINNED`)."""
 
 
 def tier_of(path: str, marks: Collection[str]) -> str | None:
@@ -131,11 +136,11 @@ def xdist_scope(nodeid: str) -> str:
 
 
 PINNED = re.compile(
-    r"tests/integration/test_(fault_matrix|conformance|docker_containers|docker_notebooks)\.py"
+    r"tests/integration/test_(fault_matrix|conformance|docker_containers)\.py"
     r"|notebooks/05_exactly_once_pipeline\.ipynb"
 )
-"""Scopes that run on worker gw0 only, whose cluster is the session's (kept across tiers): the fault matrix
-writes its output topics on the cluster it runs on, and notebook 05 audits those topics on its own cluster.
+"""Scopes that run on worker gw0 only, whose cluster is the session's: the fault matrix (course tier) writes
+its output topics on the cluster it runs on, and notebook 05 audits those topics on its own cluster.
 In the system tier the files that use ``docker_cluster`` (one session fixture: on a second worker it would
 start a second docker cluster), while gw1 installs the offline workshop copy beside them; the docker tests
 that need only the image (``docker_image``) are not here: either worker takes them, gw1 after the install (its
@@ -327,7 +332,7 @@ def _ensure_worker_cluster(item: pytest.Item) -> None:
     from eoslab._up import up
     from eoslab.cluster import Cluster
 
-    cluster = Cluster("local")
+    cluster = Cluster()  # the backend of $EOSLAB_BACKEND, as gw0's
     if not cluster.is_up():
         up(cluster)  # what `eoslab up` does for gw0: the cluster AND its fault proxy
         _WORKER_CLUSTER.append(cluster)

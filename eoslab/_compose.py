@@ -17,10 +17,31 @@ compose project and container names (:func:`compose_project`).
 from __future__ import annotations
 
 from eoslab._ports import LOOPBACK
-from eoslab.topology import JVM_HEAP, KAFKA_IMAGE, Topology, node_properties, role_jvm_flags
+from eoslab.topology import (
+    JVM_HEAP,
+    KAFKA_IMAGE,
+    TOOL_JVM_FLAGS,
+    Topology,
+    local_broker_extra_flags,
+    node_properties,
+    role_jvm_flags,
+)
 
 CONTAINER_DATA_DIR = "/var/lib/kafka/data"
 COMPOSE_PROJECT = "eoslab"
+CONTAINER_CDS_ARCHIVE = "/opt/kafka/kafka.jsa"
+"""The class archive a node's JVM maps (built into the kit's image, and the official image's too)."""
+CONTAINER_TOOL_ENV: tuple[tuple[str, str], ...] = (
+    ("KAFKA_HEAP_OPTS", "-Xms32m -Xmx256m"),
+    (
+        "KAFKA_JVM_PERFORMANCE_OPTS",
+        f"{TOOL_JVM_FLAGS} -XX:SharedArchiveFile={CONTAINER_CDS_ARCHIVE} -Xlog:cds=off -Xlog:cds+dynamic=off",
+    ),
+)
+"""A CLI tool run in a node's container (``docker compose exec``) gets these instead of the node's own
+(a broker's G1, C2 and 256 MB heap): the local backend's tool flags and the node's class archive, as
+local tools map theirs. Measured on 2 cores: ``kafka-transactions.sh list`` 0.94 s instead of 1.40 s
+(docs/docker.md). A missing archive (another image) is skipped silently (``-Xshare:auto``)."""
 IMAGE_VARIABLE = "EOSLAB_KAFKA_IMAGE"
 
 WRAPPER_EXCLUDED = frozenset(
@@ -86,7 +107,10 @@ def render_compose(topo: Topology | None = None) -> str:
         # Read by the image's scripts, not turned into properties: the heap per role (the image's
         # default is 1 GB per node, six of which do not fit a learner's laptop) and the kit's JVM flags.
         lines.append(f"      KAFKA_HEAP_OPTS: {_quote(JVM_HEAP[node.role])}")
-        lines.append(f"      KAFKA_JVM_PERFORMANCE_OPTS: {_quote(role_jvm_flags(node.role))}")
+        # A rendering beside another cluster (offset != 0: the test suite's) follows $EOSLAB_BROKER_JIT as local
+        # nodes do; the committed file (offset 0, a learner's) never does.
+        jit = local_broker_extra_flags(node.role) if topo.port_offset else ()
+        lines.append(f"      KAFKA_JVM_PERFORMANCE_OPTS: {_quote(' '.join((role_jvm_flags(node.role), *jit)))}")
         for key, value in props.items():
             lines.append(f"      {env_name(key)}: {_quote(value)}")
         lines.append("    ports:")

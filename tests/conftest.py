@@ -45,8 +45,9 @@ collect_ignore = ["data"]
 
 @pytest.fixture(scope="session")
 def cluster():
-    """The running local cluster; started (and stopped at the end) if it was not running."""
-    c = Cluster("local")
+    """The running cluster of ``$EOSLAB_BACKEND`` (local unless set); started (and stopped at the end) if it
+    was not running. `make test` sets the backend per tier."""
+    c = Cluster()
     started_here = not c.is_up()
     c.up()
     yield c

@@ -1,11 +1,12 @@
-"""Where pytest-xdist worker gwK's own cluster lives, and ``python -m tests.worker_clusters down N``.
+"""Where pytest-xdist worker gwK's own cluster lives, and ``python -m tests.worker_clusters down|reset N``.
 
 Worker gwK (K >= 1) runs its cluster on the session's ports +K*5000 with its data in ``<data folder>-gwK``
 (conftest.py points it there before anything imports eoslab, and starts it before the worker's first cluster
 item). `make test` exports ``EOSLAB_KEEP_CLUSTER`` so a worker's cluster outlives the cluster tier and the course
 tier finds it running (one start instead of two), then runs ``down`` here after the course tier, whatever its
 result, beside the session's `eoslab down`: every worker cluster the run may have started is stopped, as
-`eoslab down` stops the session's (its fault proxy, then its nodes).
+`eoslab down` stops the session's (its fault proxy, then its nodes). ``reset`` also deletes their data, as
+`eoslab reset` does: after the course tier, whose docker clusters keep theirs in named volumes.
 """
 
 from __future__ import annotations
@@ -43,18 +44,19 @@ def _env(k: int) -> dict[str, str]:
     }
 
 
-def down(workers: int) -> int:
-    """Stop the clusters of workers gw1 .. gw(workers-1), whole or in part (`eoslab down` stops what runs)."""
+def down(workers: int, command: str = "down") -> int:
+    """Stop (``command`` ``reset``: and delete the data of) the clusters of workers gw1 .. gw(workers-1), whole
+    or in part (`eoslab down` stops what runs)."""
     rc = 0
     for k in range(1, workers):
         env = _env(k)
         if not Path(env["EOSLAB_DATA"]).is_dir():
             continue  # gwK never started a cluster
-        rc |= subprocess.run([sys.executable, "-m", "eoslab.cli", "down"], env=env).returncode
+        rc |= subprocess.run([sys.executable, "-m", "eoslab.cli", command], env=env).returncode
     return rc
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "down" or not sys.argv[2].isdigit():
-        sys.exit("usage: python -m tests.worker_clusters down WORKERS  (WORKERS: the tier's -n)")
-    sys.exit(down(int(sys.argv[2])))
+    if len(sys.argv) != 3 or sys.argv[1] not in ("down", "reset") or not sys.argv[2].isdigit():
+        sys.exit("usage: python -m tests.worker_clusters down|reset WORKERS  (WORKERS: the tier's -n)")
+    sys.exit(down(int(sys.argv[2]), sys.argv[1]))

@@ -29,7 +29,7 @@ from typing import Any
 
 import psutil
 
-from eoslab._compose import CONTAINER_DATA_DIR, IMAGE_VARIABLE, compose_project, render_compose
+from eoslab._compose import CONTAINER_DATA_DIR, CONTAINER_TOOL_ENV, IMAGE_VARIABLE, compose_project, render_compose
 from eoslab._image import kafka_image
 from eoslab._paths import data_dir, project_root
 from eoslab._timeouts import NODE_STOP, TOOL
@@ -303,4 +303,5 @@ class DockerBackend:
     ) -> subprocess.CompletedProcess[str]:
         target = node or self._running_broker()
         script = f"/opt/kafka/bin/{TOOLS[tool].script}"
-        return self._run([*self._base(), "exec", "-T", target.name, script, *args], timeout)
+        env = [arg for name, value in CONTAINER_TOOL_ENV for arg in ("-e", f"{name}={value}")]
+        return self._run([*self._base(), "exec", "-T", *env, target.name, script, *args], timeout)

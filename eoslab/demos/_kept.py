@@ -3,9 +3,11 @@ so) instead of waiting for it again — KAFKA-17754's three (~75 s, notebook 05)
 writes (~40 s, notebook 04). In ``make test`` the notebooks so show what the cluster tier's tests
 (test_kafka17754.py, test_read_committed.py) ran and asserted minutes before; a learner's first run is live.
 
-One pickle per experiment (``<runs>/experiments/<key>.pickle``, written whole or not at all): the learner's
-own files, never a class's (``eoslab submit`` packs run folders only). A record this code cannot read (an
-older kit's) counts as none: the experiment runs again.
+One pickle per experiment and backend (``<runs>/experiments/<backend>-<key>.pickle``, written whole or not at
+all): a notebook on the docker backend never shows a run of the local one as its own (in ``make test`` the
+course tier runs on docker: its notebooks run these experiments there, live). The learner's own files, never
+a class's (``eoslab submit`` packs run folders only). A record this code cannot read (an older kit's) counts
+as none: the experiment runs again.
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ FOLDER = "experiments"
 T = TypeVar("T")
 
 
-def _path(key: str, root: str | Path | None) -> Path:
-    return runs_dir(root) / FOLDER / f"{key}.pickle"
+def _path(key: str, backend: str, root: str | Path | None) -> Path:
+    return runs_dir(root) / FOLDER / f"{backend}-{key}.pickle"
 
 
-def keep(exp: T, key: str, root: str | Path | None = None) -> T:
-    """Record ``exp`` as the last run of ``key`` (atomically: a reader never sees half a record)."""
-    path = _path(key, root)
+def keep(exp: T, key: str, backend: str, root: str | Path | None = None) -> T:
+    """Record ``exp`` as the last run of ``key`` on a cluster of ``backend`` (``cluster.backend.name``),
+    atomically: a reader never sees half a record."""
+    path = _path(key, backend, root)
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_suffix(f".{os.getpid()}.part")
     part.write_bytes(pickle.dumps(exp))
@@ -36,10 +39,10 @@ def keep(exp: T, key: str, root: str | Path | None = None) -> T:
     return exp
 
 
-def last(key: str, kind: type[T], root: str | Path | None = None) -> T | None:
-    """The last recorded run of ``key`` (a ``kind``), saying so in one line, or None (never run, unreadable,
-    or not a ``kind``)."""
-    path = _path(key, root)
+def last(key: str, kind: type[T], backend: str, root: str | Path | None = None) -> T | None:
+    """The last recorded run of ``key`` (a ``kind``) on a cluster of ``backend``, saying so in one line, or
+    None (never run there, unreadable, or not a ``kind``)."""
+    path = _path(key, backend, root)
     try:
         exp = pickle.loads(path.read_bytes())
     except Exception:  # noqa: BLE001 - missing, half-copied or an older kit's record: run it again

@@ -94,3 +94,36 @@ def test_a_cluster_at_another_offset_gets_its_own_project_ports_and_names():
     assert other["services"]["controller-1"]["environment"]["KAFKA_CONTROLLER_QUORUM_VOTERS"].startswith(
         "101@controller-1:22601,"
     )
+
+
+def test_the_suites_c1_brokers_reach_a_rendering_at_another_offset_never_the_committed_file(monkeypatch):
+    monkeypatch.setenv("EOSLAB_BROKER_JIT", "c1")
+
+    def jvm(topo, node):
+        return yaml.safe_load(render_compose(topo))["services"][node]["environment"]["KAFKA_JVM_PERFORMANCE_OPTS"]
+
+    beside = Topology(port_offset=500)
+    assert jvm(beside, "broker-1").endswith("-XX:TieredStopAtLevel=1")
+    assert jvm(beside, "controller-1") == role_jvm_flags("controller")  # controllers as local ones: unchanged
+    assert jvm(TOPOLOGY, "broker-1") == role_jvm_flags("broker")  # a learner's file stays C2
+    monkeypatch.delenv("EOSLAB_BROKER_JIT")
+    assert jvm(beside, "broker-1") == role_jvm_flags("broker")
+
+
+def test_a_tool_in_a_container_runs_with_the_tool_jvm_flags_not_the_nodes(monkeypatch):
+    from eoslab._compose import CONTAINER_TOOL_ENV
+    from eoslab.cluster import DockerBackend
+
+    backend = DockerBackend(Topology(port_offset=500))
+    seen: list[list[str]] = []
+    monkeypatch.setattr(backend, "_run", lambda argv, timeout: seen.append(argv))
+    backend.run_tool("dump-log", ["--files", "x.log"], node=backend.topology.broker(2))
+    argv = seen[0]
+    env = dict(argv[i + 1].split("=", 1) for i, a in enumerate(argv) if a == "-e")
+    assert env == dict(CONTAINER_TOOL_ENV)
+    assert "-XX:TieredStopAtLevel=1" in env["KAFKA_JVM_PERFORMANCE_OPTS"] and "-Xmx256m" in env["KAFKA_HEAP_OPTS"]
+    exec_at = argv.index("exec")
+    assert argv[exec_at : exec_at + 2] == ["exec", "-T"] and argv[-3:] == [
+        "/opt/kafka/bin/kafka-dump-log.sh", "--files", "x.log"
+    ]  # fmt: skip
+    assert argv[argv.index("/opt/kafka/bin/kafka-dump-log.sh") - 1] == "broker-2"  # the options before the service

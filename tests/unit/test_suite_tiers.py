@@ -9,6 +9,7 @@ import importlib.util
 import os
 import re
 import subprocess
+import sys
 from collections.abc import Collection
 from itertools import product
 from pathlib import Path
@@ -49,6 +50,11 @@ suite = _root_conftest()
         ("tests/integration/test_lab01.py", {"cluster", "destructive"}, "course"),  # `cluster` from before the tiers
         ("tests/integration/test_lab06.py", set(), "course"),
         ("tests/integration/test_wrong_answers.py", {"cluster"}, "course"),
+        (
+            "tests/integration/test_fault_matrix.py",
+            {"cluster", "destructive"},
+            "course",
+        ),  # notebook 05 audits its topics
         ("tests/browser/test_course_in_browser.py", {"browser"}, "course"),
         ("notebooks/01_idempotent_producer.ipynb", set(), "course"),
         ("labs/lab06_cost.ipynb", set(), "course"),  # graded in place by a subprocess of the suite
@@ -196,9 +202,11 @@ def test_worker_clusters_down_stops_only_the_workers_that_started_one(
     import tests.worker_clusters as wc
 
     calls: list[dict[str, str]] = []
+    argvs: list[list[str]] = []
 
     def run(argv: list[str], env: dict[str, str]) -> Any:
         calls.append(env)
+        argvs.append(argv)
         return type("Done", (), {"returncode": 0})()
 
     monkeypatch.setattr(subprocess, "run", run)
@@ -209,9 +217,12 @@ def test_worker_clusters_down_stops_only_the_workers_that_started_one(
     assert [(c["EOSLAB_PORT_OFFSET"], c["EOSLAB_DATA"]) for c in calls] == [
         (str(100 + 2 * WORKER_OFFSET_STEP), f"{tmp_path / 'kafka-data'}-gw2")
     ]
+    assert argvs == [[sys.executable, "-m", "eoslab.cli", "down"]]
+    assert wc.down(3, "reset") == 0  # the course tier's docker clusters: their volumes deleted too
+    assert argvs[-1] == [sys.executable, "-m", "eoslab.cli", "reset"]
 
 
-def test_make_test_stops_every_cluster_side_by_side_after_the_course_tier_and_when_it_ends_early() -> None:
+def test_make_test_runs_the_cluster_tier_on_local_clusters_then_the_course_tier_on_docker_ones() -> None:
     recipe = subprocess.run(
         ["make", "-n", "test", "PYTEST_ARGS=", "TEST_WORKERS=2"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
@@ -220,12 +231,22 @@ def test_make_test_stops_every_cluster_side_by_side_after_the_course_tier_and_wh
     )
     trap = recipe[recipe.index("trap '") : recipe.index("\n", recipe.index("trap '"))]
     assert f'if [ -n "$started" ]; then {both}; fi' in trap  # a failed start, a Ctrl-C: nothing left running
+    docker = "export EOSLAB_BACKEND=docker EOSLAB_PORT_OFFSET=500"
+    docker_down = (
+        "trap '.venv/bin/eoslab reset >/dev/null & "
+        ".venv/bin/python -m tests.worker_clusters reset 2 >/dev/null; wait' EXIT"
+    )
     order = [
         recipe.index("-m 'unit'"),
         recipe.index("started=1; export EOSLAB_BACKEND=local"),  # started after the unit tier, not beside it
         recipe.index("-m 'cluster'"),
+        recipe.index(f"started=; {both}"),  # the two local clusters stop at once, after the cluster tier
+        recipe.index("tools/system/docker.sh ensure"),
+        recipe.index("eoslab image ensure"),
+        recipe.index(f"( {docker}"),  # in a subshell: the system tier runs with the local settings again
+        recipe.index(docker_down),  # their volumes deleted, however the course tier ends
         recipe.index("-m 'course'"),
-        recipe.index(f"started=; {both}"),  # the two stop at once, after the course tier
+        recipe.index(") || exit $?"),
         recipe.index("-m 'system'"),
     ]
     assert order == sorted(order)

@@ -39,7 +39,7 @@ def delayed_endtxn_java(cluster: Cluster, *, run_dir: Path | None = None, reuse:
     No consumer here: a transactional producer writes JAVA_TRANSACTIONS transactions of numbered records
     (each record's "origin" is its number), and its history is recorded from the client's answers.
     ``reuse``: the last run kept under the runs folder (:mod:`eoslab.demos._kept`), if any; every run is kept."""
-    if reuse and (kept := _kept.last("endtxn-java", Experiment)) is not None:
+    if reuse and (kept := _kept.last("endtxn-java", Experiment, cluster.backend.name)) is not None:
         return kept
     from eoslab.history import HistoryWriter
     from eoslab.java_client import JavaProducer
@@ -80,7 +80,7 @@ def delayed_endtxn_java(cluster: Cluster, *, run_dir: Path | None = None, reuse:
     )
     exp.histories = (history,)
     exp.verdict = check(exp.histories, read_both(cluster, out))
-    return _kept.keep(exp, "endtxn-java")
+    return _kept.keep(exp, "endtxn-java", cluster.backend.name)
 
 
 def _config(cluster: Cluster, client_id: str, transactional_id: str) -> dict[str, str]:

@@ -261,7 +261,7 @@ def delayed_endtxn(
     """Transaction N's EndTxn(commit) delivered again while N+1 is open (librdkafka, original protocol).
 
     ``reuse``: the last run kept under the runs folder (:mod:`eoslab.demos._kept`), if any; every run is kept."""
-    if reuse and (kept := _kept.last("endtxn", Experiment)) is not None:
+    if reuse and (kept := _kept.last("endtxn", Experiment, cluster.backend.name)) is not None:
         return kept
     proxy = Proxy.connect(cluster)
     p, src, out, feeder = _setup(cluster, "endtxn", records, run_dir)
@@ -298,7 +298,7 @@ def delayed_endtxn(
             f"transaction {m}: {exp.late_answer['error']}"
         )
 
-    return _kept.keep(_run(cluster, exp, p, proxy, (src, out), feeder, steps), "endtxn")
+    return _kept.keep(_run(cluster, exp, p, proxy, (src, out), feeder, steps), "endtxn", cluster.backend.name)
 
 
 def _run(
@@ -346,7 +346,7 @@ def delayed_produce(
     """A Produce of transaction N replayed byte for byte while N+1 is open (librdkafka, original protocol).
 
     ``reuse``: the last run kept under the runs folder (:mod:`eoslab.demos._kept`), if any; every run is kept."""
-    if reuse and (kept := _kept.last("produce", Experiment)) is not None:
+    if reuse and (kept := _kept.last("produce", Experiment, cluster.backend.name)) is not None:
         return kept
     proxy = Proxy.connect(cluster)
     p, src, out, feeder = _setup(cluster, "produce", records, run_dir, message_timeout_ms=PRODUCE_MESSAGE_TIMEOUT_MS)
@@ -373,4 +373,4 @@ def delayed_produce(
         exp.late_answer = {"error": _error(answer.get("response")) or "NONE", "response": answer.get("response")}
         exp.notes.append(f"the lost copy replayed during transaction {m}: {exp.late_answer['error']}")
 
-    return _kept.keep(_run(cluster, exp, p, proxy, (src, out), feeder, steps), "produce")
+    return _kept.keep(_run(cluster, exp, p, proxy, (src, out), feeder, steps), "produce", cluster.backend.name)

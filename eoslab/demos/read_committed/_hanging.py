@@ -89,7 +89,7 @@ def late_writes(
     """Every case of the module, in order (a few JVM calls: describe-producers and the tools).
 
     ``reuse``: the last run kept under the runs folder, if there is one (:mod:`eoslab.demos._kept`)."""
-    if reuse and (kept := _kept.last("late-writes", Hanging)) is not None:
+    if reuse and (kept := _kept.last("late-writes", Hanging, cluster.backend.name)) is not None:
         return kept
     run = run or run_id()
     h = Hanging(topic, partition)
@@ -139,4 +139,4 @@ def late_writes(
     c.late("verification ON again, after commit: its next sequence", "INVALID_TXN_STATE (48)", r)
     h.found_after = list(ins.find_hanging(cluster, topic, partition, max_transaction_timeout_min=0))
     c.offsets("after the same write with verification on")
-    return _kept.keep(h, "late-writes")
+    return _kept.keep(h, "late-writes", cluster.backend.name)

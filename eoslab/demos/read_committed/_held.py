@@ -71,7 +71,7 @@ def held_produce(
 
     ``reuse``: the last run kept under the runs folder, if there is one (:mod:`eoslab.demos._kept`)."""
     key = f"held-produce-{'verify' if verify else 'no-verify'}"
-    if reuse and (kept := _kept.last(key, Held)) is not None:
+    if reuse and (kept := _kept.last(key, Held, cluster.backend.name)) is not None:
         return kept
     run = run_id()
     h = Held(verify)
@@ -116,4 +116,4 @@ def held_produce(
     finally:
         if not verification(cluster)[0]:
             set_verification(cluster, True)
-    return _kept.keep(h, key)
+    return _kept.keep(h, key, cluster.backend.name)
