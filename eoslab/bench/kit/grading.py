@@ -94,13 +94,13 @@ def table(runs: list[GradingRun], labs: tuple[str, ...], learners: int) -> list[
     who = [f"learner{i}" for i in range(1, learners + 1)]
     width = max(18, 8 * learners)
     lines = [f"seconds per notebook ({', '.join(who)}; the journal's duration_s):"]
-    lines.append(f"{'lab':<8}" + "".join(f"{_workers(r.workers):<{width}}" for r in runs))
+    lines.append((f"{'lab':<8}" + "".join(f"{_workers(r.workers):<{width}}" for r in runs)).rstrip())
     for lab in labs:
         cells = []
         for r in runs:
             secs = [r.seconds(w, lab) for w in who]
             cells.append(", ".join("-" if s is None else f"{s:.1f}" for s in secs))
-        lines.append(f"{lab:<8}" + "".join(f"{c:<{width}}" for c in cells))
+        lines.append((f"{lab:<8}" + "".join(f"{c:<{width}}" for c in cells)).rstrip())
     return lines
 
 
