@@ -32,6 +32,16 @@ ANALYSIS_RUNS = 100
 ANALYSIS_S = 30.0
 """Every figure of notebook 06 over ANALYSIS_RUNS runs on 2 cores: an instructor's wait."""
 
+# `eoslab bench grading` (issue 25): an instructor grades a class by the rerun of every notebook.
+GRADING_WORKERS_RATIO = 1.5
+"""Two workers, each on a cluster of its own, over one worker: the class's wall time (issue 25 asked for 1.5x; on
+one shared cluster two workers gave 1.05x, docs/instructor.md)."""
+CLASS_LEARNERS = 30
+"""Not a target: the class the estimate below is for, each learner handing in the six labs."""
+CLASS_GRADING_MIN = 60.0
+"""A class of CLASS_LEARNERS graded within an hour on an instructor's machine (issue 25): the estimate from the
+measured notebooks per hour, printed against it."""
+
 # -- the course's measurements ----------------------------------------------------------------------
 # `eoslab bench producers` (issue 6): a throughput figure of the kit's harness is worth something only
 # if the harness is not the bottleneck.

@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eoslab.bench.targets import ANALYSIS_RUNS, PROXY_ROUND_S
@@ -16,8 +17,6 @@ from eoslab.cli._common import Handler, Registrar, Subparsers, cluster_of
 from eoslab.runs import EOS_PEERS, PEERS
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from eoslab.runs import Matrix
 
 
@@ -136,6 +135,31 @@ def _wire(args: argparse.Namespace) -> int:
     return bench_wire(cluster, args.modes.split(",") if args.modes else EOS_PEERS)
 
 
+def _grading(args: argparse.Namespace) -> int:
+    from eoslab import grading
+    from eoslab._paths import project_root
+    from eoslab.bench.kit import bench_grading
+    from eoslab.bench.kit.grading import chosen_labs
+
+    labs, unknown = chosen_labs(args.labs)
+    if unknown or not labs:
+        print(f"--labs: unknown {', '.join(unknown) or args.labs}; use some of 01,02,03,04,05,06", file=sys.stderr)
+        return 2
+    if args.learners < 1 or args.workers < 2:
+        print("give --learners 1 or more and --workers 2 or more (it is compared with 1 worker)", file=sys.stderr)
+        return 2
+    return bench_grading(
+        cluster_of(args),
+        grading.grade_class,
+        course=Path(args.course) if args.course else (project_root() or Path.cwd()),
+        learners=args.learners,
+        workers=args.workers,
+        labs=labs,
+        root=args.runs_dir,
+        keep=Path(args.keep) if args.keep else None,
+    )
+
+
 def _analyse(args: argparse.Namespace) -> int:
     from eoslab.analysis import bench_analyse
 
@@ -149,6 +173,7 @@ BENCHES: dict[str, Handler] = {
     "faults": _faults,
     "wire": _wire,
     "analyse": _analyse,
+    "grading": _grading,
 }
 """``eoslab bench WHAT``'s choices, in the order its help lists them, and what each runs."""
 
@@ -165,7 +190,7 @@ def _bench_parser(sub: Subparsers) -> None:
     s = sub.add_parser("bench", help="benchmarks that print figures")
     s.add_argument("what", choices=list(BENCHES))
     s.add_argument("--matrix", choices=["default", "quick"], default="default", help="producers: which workloads")
-    s.add_argument("--runs-dir", default=None, help="producers/faults/analyse: default $EOSLAB_RUNS or runs/")
+    s.add_argument("--runs-dir", default=None, help="producers/faults/analyse/grading: default $EOSLAB_RUNS or runs/")
     s.add_argument(
         "--synthetic",
         type=int,
@@ -195,6 +220,11 @@ def _bench_parser(sub: Subparsers) -> None:
         action="store_true",
         help="cluster: each start twice, the start path before issue 14 (EOSLAB_COLD_START=before) and today's",
     )
+    s.add_argument("--learners", type=int, default=2, help="grading: learners in the generated class")
+    s.add_argument("--workers", type=int, default=2, help="grading: workers of the second run (the first has 1)")
+    s.add_argument("--labs", default=None, help="grading: labs, comma-separated, e.g. 01,04 (default all six)")
+    s.add_argument("--course", default=None, help="grading: the course whose solutions/ are copied (default: this one)")
+    s.add_argument("--keep", default=None, metavar="DIR", help="grading: keep the generated classes under DIR")
     s.set_defaults(func=cmd_bench)
 
 

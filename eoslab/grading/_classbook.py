@@ -11,15 +11,30 @@ summary in its first line, that those grades are self-reported and untrusted.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from eoslab._version import __version__
 from eoslab.errors import GradingError
-from eoslab.grading._classrun import JOURNAL, Job, append_journal, order, read_journal, run_here, run_pool
+from eoslab.grading._classrun import (
+    JOURNAL,
+    Job,
+    OnDone,
+    append_journal,
+    order,
+    order_own,
+    read_journal,
+    run_here,
+    run_pool,
+    slots_wanted,
+)
+from eoslab.grading._clusters import GradingClusters, check_machine
 from eoslab.grading._gradebook import (
     NOTEBOOK_LIMIT,
     check_report,
@@ -57,6 +72,8 @@ class ClassGrades:
     graded_now: int = 0
     kept: int = 0
     notes: list[str] = field(default_factory=list)
+    cluster_starts: dict[int, float] = field(default_factory=dict)
+    """Seconds each grading cluster k >= 1 took to start (``eoslab up``), while the others graded."""
 
 
 def _self_reported(hand_in: HandIn, notebook: str) -> tuple[Any, str]:
@@ -152,6 +169,48 @@ def _line(job: Job, row: dict[str, Any]) -> str:
     return f"{job.learner}/{job.notebook.name}: {score}" + (f" ({row['error']})" if row["error"] else "")
 
 
+CLUSTERS = ("own", "one")
+"""``grade_class``'s ``clusters``: a cluster of its own per worker (the default), or all on the instructor's."""
+
+
+def _own_clusters(clusters: str, workers: int, backend: str | None, notes: list[str]) -> bool:
+    """Grade on clusters of their own? Only with 2 workers or more, and on the local backend."""
+    if clusters == "one" or workers < 2:
+        return False
+    if (backend or os.environ.get("EOSLAB_BACKEND") or "local").lower() == "docker":
+        notes.append(
+            "EOSLAB_BACKEND=docker: every worker graded on your one cluster (clusters of their own are started "
+            "on the local backend only)."
+        )
+        return False
+    return True
+
+
+def _grade_todo(
+    todo: list[Job], workers: int, own: bool, grade: tuple[float, int], done: OnDone, tell: Callable[[str], None]
+) -> tuple[list[str], dict[int, float]]:
+    """Grade ``todo``: here (0 workers), on the instructor's cluster, or on clusters of their own, which are
+    started for it and stopped after it; what the clusters want said, and how long each took to start."""
+    if workers == 0:
+        run_here(todo, grade, done)
+        return [], {}
+    if not own:
+        run_pool(todo, workers, grade, done)
+        return [], {}
+    wanted = min(workers, slots_wanted(todo))
+    notes: list[str] = []
+    if wanted > 1 and (warning := check_machine(wanted, psutil.virtual_memory().available, os.cpu_count() or 1)):
+        tell(warning)
+        notes.append(warning)
+    with GradingClusters(workers, say=tell) as slots:
+        slots.start(wanted)
+        try:
+            run_pool(order_own(todo), workers, grade, done, slots)
+        finally:
+            notes += slots.notes
+    return notes, slots.starts
+
+
 def _rerun(
     root: Path,
     hand_ins: list[HandIn],
@@ -159,6 +218,7 @@ def _rerun(
     *,
     course: Path,
     workers: int,
+    own: bool,
     grade: tuple[float, int],
     say: Callable[[str], None] | None,
 ) -> ClassGrades:
@@ -171,26 +231,28 @@ def _rerun(
     todo = order([j for js in jobs.values() for j in js if j.key not in results])
     total = sum(len(js) for js in jobs.values())
     write_gradebook(rerun_rows(hand_ins, jobs, results), path)
+    starts: dict[int, float] = {}
     with progress_bar("grading the class", total=total, initial=total - len(todo), unit=" notebooks", delay=0) as bar:
+
+        def tell(line: str) -> None:
+            bar.write(line, file=sys.stdout)
 
         def done(job: Job, row: dict[str, Any]) -> None:
             append_journal(journal, row)  # first: once there, it is never graded again
             results[job.key] = row
             write_gradebook(rerun_rows(hand_ins, jobs, results), path)
             bar.update(1)
-            (say or (lambda s: bar.write(s, file=sys.stdout)))(_line(job, row))
+            (say or tell)(_line(job, row))
 
         try:
-            if workers == 0:
-                run_here(todo, grade, done)
-            else:
-                run_pool(todo, workers, grade, done)
+            more, starts = _grade_todo(todo, workers, own, grade, done, tell)
+            notes = [*notes, *more]
         finally:  # Ctrl-C between a journal line and the rewrite after it: the gradebook shows what the journal has
             results = read_journal(journal)
             write_gradebook(rerun_rows(hand_ins, jobs, results), path)
     rows = rerun_rows(hand_ins, jobs, results)
     text = "\n".join([RERUN_HEADER.format(version=__version__), summary(rows), *_notes(rows, hand_ins, notes)])
-    return ClassGrades(rows, path, text, len(todo), total - len(todo), notes)
+    return ClassGrades(rows, path, text, len(todo), total - len(todo), notes, starts)
 
 
 def _self_reported_book(
@@ -219,6 +281,8 @@ def grade_class(
     rerun: bool = True,
     course: str | Path | None = None,
     workers: int = 1,
+    clusters: str = "own",
+    backend: str | None = None,
     limit: float = NOTEBOOK_LIMIT,
     cell_timeout: int = CELL_TIMEOUT,
     progress: Callable[[str], None] | None = None,
@@ -228,16 +292,23 @@ def grade_class(
     With ``rerun`` (the default) every notebook is graded again by this kit on ``workers`` processes
     (0: in this process), resuming from ``root/gradebook.jsonl``, its check cells taken from the labs
     of ``course`` (default: the course this kit runs from, else the current folder); without it, the
-    learners' reports are counted, marked untrusted. ``progress`` gets a line per notebook graded
+    learners' reports are counted, marked untrusted. With ``clusters="own"`` (the default) each worker
+    grades on a cluster of its own: the running one and ``workers`` - 1 started for the run and stopped at
+    its end (:mod:`eoslab.grading._clusters`; the local backend only: ``backend``, default
+    ``$EOSLAB_BACKEND``); with ``"one"`` all on the running one. ``progress`` gets a line per notebook graded
     (default: printed above the progress bar).
     """
     root = Path(root)
     if workers < 0:
         raise GradingError(f"--workers {workers}: give 1 or more worker processes.")
+    if clusters not in CLUSTERS:
+        raise GradingError(f"clusters={clusters!r}: give one of {', '.join(CLUSTERS)}.")
     home = Path(course) if course is not None else default_course()
     if rerun:
         check_course(home)
     hand_ins, notes = gather(root)
     if rerun:
-        return _rerun(root, hand_ins, notes, course=home, workers=workers, grade=(limit, cell_timeout), say=progress)
+        own = _own_clusters(clusters, workers, backend, notes)
+        grade = (limit, cell_timeout)
+        return _rerun(root, hand_ins, notes, course=home, workers=workers, own=own, grade=grade, say=progress)
     return _self_reported_book(root, hand_ins, notes, grade=(limit, cell_timeout), say=progress or print)

@@ -1,9 +1,12 @@
 """The class rerun: every (learner, lab) notebook graded by the instructor's kit, in parallel, resumably.
 
 Run one after the other, 30 learners x 6 labs at 1.5-5 min each is a working day. Here a pool of
-``workers`` processes each grades one notebook at a time through :func:`grade_notebook`, all on the
-instructor's one cluster. That is safe only for labs that cannot disturb one another, and most can
-(see :data:`ALONE`): those run alone, one at a time, while the others share the cluster.
+``workers`` processes each grades one notebook at a time through :func:`grade_notebook`. By default each
+worker grades on a cluster of its own (:mod:`eoslab.grading._clusters`: the instructor's and N-1 started for
+the run), scheduled by :func:`pick_slots`: only lab 06 without runs, a benchmark, has the machine to itself.
+With ``--one-cluster`` they all grade on the instructor's cluster, scheduled by :func:`pick`: that is safe
+only for labs that cannot disturb one another, and most can (see :data:`ALONE`): those run alone, one at a
+time, while the others share the cluster.
 
 Every result is appended to ``gradebook.jsonl`` the moment it arrives (one line, one ``write``,
 fsynced; a torn last line from a crash is dropped on the next start), keyed by learner, notebook
@@ -26,13 +29,13 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from eoslab.errors import EoslabError, GradingError
 from eoslab.grading._report import Report, grade_notebook, stop_nbval_runs
@@ -65,10 +68,19 @@ STOP_POLL_S = 0.5
 """How often a worker looks at its parent and at the stop flag: a stopped run stops its notebooks within this."""
 
 
+LAB_SECONDS: dict[str, float] = {"lab01": 28, "lab02": 78, "lab03": 24, "lab04": 25, "lab05": 78, "lab06": 84}
+"""Seconds a solution takes to grade, measured (docs/instructor.md, "Measured grading figures"; lab 06 without runs,
+measuring first): on clusters of their own the longest go first, so no 80 s notebook is left for the end."""
+
+
+def _lab(notebook: str) -> str:
+    m = re.match(r"(lab\d+)", notebook)
+    return m.group(1) if m else ""
+
+
 def runs_alone(notebook: str, runs: Path | None) -> bool:
     """Must this lab have the cluster to itself? (:data:`SHARED`, :data:`ALONE`)"""
-    m = re.match(r"(lab\d+)", notebook)
-    lab = m.group(1) if m else ""
+    lab = _lab(notebook)
     if lab == "lab06":
         return runs is None
     return lab not in SHARED
@@ -115,6 +127,52 @@ def pick(pending: list[Job], running: list[Job], workers: int) -> list[Job]:
 def order(jobs: list[Job]) -> list[Job]:
     """Shared labs first (they overlap), then those that run alone; by learner and lab within each."""
     return sorted(jobs, key=lambda j: (j.alone, j.learner, j.notebook.name))
+
+
+# -- clusters of their own: one notebook on each at a time ------------------------------------------------
+
+
+def machine_alone(job: Job) -> bool:
+    """Must this lab have the machine to itself? Lab 06 without the learner's runs measures the quick matrix
+    first: a benchmark, disturbed by anything beside it on any cluster (and 5.4 GB of disk while it runs)."""
+    return _lab(job.notebook.name) == "lab06" and job.runs is None
+
+
+def pick_slots(pending: list[Job], running: Mapping[int, Job], ready: Collection[int]) -> list[tuple[Job, int]]:
+    """The jobs to start now, each on a ready slot (a cluster) with no job on it; one that has the machine to
+    itself (:func:`machine_alone`) only when nothing runs, and nothing beside it. Taken in order, as :func:`pick`."""
+    if any(machine_alone(j) for j in running.values()):
+        return []
+    free = sorted(set(ready) - set(running))
+    chosen: list[tuple[Job, int]] = []
+    for job in pending:
+        if len(chosen) == len(free):
+            break
+        if machine_alone(job):
+            return [(job, free[0])] if not running and not chosen else chosen
+        chosen.append((job, free[len(chosen)]))
+    return chosen
+
+
+def order_own(jobs: list[Job]) -> list[Job]:
+    """On clusters of their own: those that have the machine to themselves first (nothing to drain yet, and the
+    other clusters start meanwhile), then the longest labs (:data:`LAB_SECONDS`; an unknown one as the longest)."""
+    longest = max(LAB_SECONDS.values())
+    return sorted(
+        jobs,
+        key=lambda j: (
+            not machine_alone(j),
+            -LAB_SECONDS.get(_lab(j.notebook.name), longest),
+            j.learner,
+            j.notebook.name,
+        ),
+    )
+
+
+def slots_wanted(jobs: list[Job]) -> int:
+    """How many clusters ``jobs`` can keep busy at once: all that have the machine to themselves take one."""
+    shared = sum(not machine_alone(j) for j in jobs)
+    return max(shared, 1 if len(jobs) > shared else 0)
 
 
 # -- the journal: one line per graded (learner, notebook, sha256) ---------------------------------------------
@@ -192,15 +250,19 @@ def _runs_env(runs: Path) -> Iterator[None]:
             os.environ[RUNS_ENV] = before
 
 
-def grade_job(job: Job, limit: float, cell_timeout: int) -> dict[str, Any]:
+def grade_job(job: Job, limit: float, cell_timeout: int, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Grade one notebook with the instructor's kit and the course's check cells; the learner's own report
-    beside it is left alone. A notebook refused or found tampering scores 0 and says why."""
+    beside it is left alone. A notebook refused or found tampering scores 0 and says why.
+
+    ``env`` (a grading cluster's port offset and data folder) goes to the grader's subprocess and its kernel,
+    which read it before they import eoslab. This process imported eoslab with the instructor's offset: it
+    must never touch a cluster itself."""
     runs = job.runs if job.runs is not None else job.notebook.parent.parent / "runs"  # none sent: an empty one
     runs.mkdir(parents=True, exist_ok=True)
     with _runs_env(runs):
         try:
             rerun = trusted_copy(job.notebook, job.course or default_course())
-            report = grade_notebook(rerun, timeout=limit, cell_timeout=cell_timeout, write=False)
+            report = grade_notebook(rerun, timeout=limit, cell_timeout=cell_timeout, write=False, env=env or {})
         except EoslabError as exc:  # a broken notebook costs its learner only
             return result_row(job, None, str(exc))
     return result_row(job, report)
@@ -234,20 +296,43 @@ def run_here(jobs: list[Job], grade: tuple[float, int], on_done: OnDone) -> None
         on_done(job, grade_job(job, *grade))
 
 
-def run_pool(jobs: list[Job], workers: int, grade: tuple[float, int], on_done: OnDone) -> None:
-    """Grade ``jobs`` on ``workers`` processes, scheduled by :func:`pick`; ``on_done`` as each finishes."""
+class Slots(Protocol):
+    """The clusters a run grades on (:class:`eoslab.grading._clusters.GradingClusters`)."""
+
+    def ready(self) -> set[int]: ...
+
+    def env(self, k: int) -> dict[str, str]: ...
+
+
+def _next(
+    pending: list[Job], running: Mapping[Any, tuple[Job, int]], workers: int, slots: Slots | None
+) -> list[tuple[Job, int]]:
+    if slots is None:  # one cluster, slot 0
+        return [(job, 0) for job in pick(pending, [j for j, _ in running.values()], workers)]
+    return pick_slots(pending, {k: j for j, k in running.values()}, slots.ready())
+
+
+def run_pool(
+    jobs: list[Job], workers: int, grade: tuple[float, int], on_done: OnDone, slots: Slots | None = None
+) -> None:
+    """Grade ``jobs`` on ``workers`` processes, ``on_done`` as each finishes: on the ``slots`` clusters, each
+    job on one of its own (:func:`pick_slots`), or without them all on the instructor's (:func:`pick`). A
+    result says which slot graded it."""
     ctx = multiprocessing.get_context("spawn")  # the same on Linux, macOS and Windows; no forked threads
     stop = ctx.Event()
     pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker, initargs=(os.getpid(), stop))
-    pending, running = list(jobs), dict[Future[dict[str, Any]], Job]()
+    pending, running = list(jobs), dict[Future[dict[str, Any]], tuple[Job, int]]()
     try:
         while pending or running:
-            for job in pick(pending, list(running.values()), workers):
+            for job, k in _next(pending, running, workers, slots):
                 pending.remove(job)
-                running[pool.submit(grade_job, job, *grade)] = job
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
+                env = slots.env(k) if slots is not None else {}
+                running[pool.submit(grade_job, job, *grade, env)] = (job, k)
+            # a timeout: a slot that becomes ready takes a job before the running ones end
+            done, _ = wait(running, timeout=STOP_POLL_S, return_when=FIRST_COMPLETED)
             for future in done:
-                on_done(running.pop(future), future.result())
+                job, k = running.pop(future)
+                on_done(job, {**future.result(), "slot": k})
     except BaseException as exc:
         stop.set()  # the workers end their notebooks and themselves
         with suppress(OSError):  # their pipes may be gone already: what stopped the run is what is reported

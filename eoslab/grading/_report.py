@@ -101,7 +101,9 @@ def graded_cells(nb: dict[str, Any]) -> list[dict[str, Any]]:
     return cells
 
 
-def _run_nbval(path: Path, outcomes: Path, log: Path, cell_timeout: int, timeout: float | None) -> None:
+def _run_nbval(
+    path: Path, outcomes: Path, log: Path, cell_timeout: int, timeout: float | None, extra: Mapping[str, str]
+) -> None:
     cmd = [
         sys.executable,
         "-m",
@@ -117,7 +119,7 @@ def _run_nbval(path: Path, outcomes: Path, log: Path, cell_timeout: int, timeout
         "-q",
         "--no-header",
     ]
-    env = {**os.environ, OUTCOMES_ENV: str(outcomes), GRADE_LOG_ENV: str(log)}
+    env = {**os.environ, **extra, OUTCOMES_ENV: str(outcomes), GRADE_LOG_ENV: str(log)}
     proc = subprocess.Popen(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, cwd=path.parent
     )
@@ -205,9 +207,15 @@ def score(
 
 
 def grade_notebook(
-    path: str | Path, *, cell_timeout: int = CELL_TIMEOUT, timeout: float | None = None, write: bool = True
+    path: str | Path,
+    *,
+    cell_timeout: int = CELL_TIMEOUT,
+    timeout: float | None = None,
+    write: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> Report:
-    """Run ``path`` under nbval and score it; write ``<name>.report.json`` beside it."""
+    """Run ``path`` under nbval and score it; write ``<name>.report.json`` beside it. ``env`` is added to the
+    environment of nbval and the notebook's kernel (a grading cluster's port offset and data folder)."""
     path = Path(path).resolve()
     if not path.is_file():
         raise GradingError(f"There is no notebook {path}: give the path of a lab, e.g. labs/lab01_idempotence.ipynb.")
@@ -223,7 +231,7 @@ def grade_notebook(
         outcomes_file, log_file = Path(tmp) / "outcomes.jsonl", Path(tmp) / "verdicts.jsonl"
         timed_out = None
         try:
-            _run_nbval(path, outcomes_file, log_file, cell_timeout, timeout)
+            _run_nbval(path, outcomes_file, log_file, cell_timeout, timeout, env or {})
         except EoslabError as exc:
             timed_out = str(exc)
         refused = forbidden_answers(nb)

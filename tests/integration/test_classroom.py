@@ -1,10 +1,12 @@
-"""The classroom end to end, with real kernels under nbval and no cluster: `eoslab submit`'s archives and
-plain folders graded together by `eoslab grade --class`, a report edited with its notebook not counted,
-a class run killed halfway (SIGINT, SIGKILL) resumed without regrading, and two workers giving the
-gradebook one gives, with labs that must run alone never overlapping another.
+"""The classroom end to end, with real kernels under nbval: `eoslab submit`'s archives and plain folders
+graded together by `eoslab grade --class`, a report edited with its notebook not counted, a class run killed
+halfway (SIGINT, SIGKILL) resumed without regrading, two workers on one cluster giving the gradebook one
+gives, with labs that must run alone never overlapping another; and two workers on clusters of their own
+grading lab 04's solution as one does, the cluster started for the run stopped at its end.
 
-The notebooks are the grader's sample lab cut short, plus a cell that writes a tally line when a
-notebook starts and ends being graded (``$EOSLAB_TEST_TALLY``): that is how regrades are counted.
+The notebooks are the grader's sample lab cut short (they never touch a cluster: graded with
+``--one-cluster``, so no cluster is started for them), plus a cell that writes a tally line when a notebook
+starts and ends being graded (``$EOSLAB_TEST_TALLY``): that is how regrades are counted.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import psutil
 import pytest
 
 from eoslab.grading import lab_from_solution, write_submission
+from eoslab.grading._clusters import slot_env, slot_runs
 
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "grading" / "solution_sample.ipynb"
 TALLY = "EOSLAB_TEST_TALLY"
 SLEEP = "EOSLAB_TEST_SLEEP"
@@ -122,7 +126,7 @@ def test_archives_and_folders_are_graded_together_by_the_instructors_rerun(tmp_p
     _swap(cy.path, klass / cy.path.name, "labs/lab04_a.ipynb", _notebook("lab04_a.ipynb", solved=True))
     (klass / "notes.zip").write_bytes(b"not an archive")
 
-    out = _grade(klass, "--workers", "2").stdout
+    out = _grade(klass, "--workers", "2", "--one-cluster").stdout
 
     rows = _by(_rows(klass))
     assert sorted(rows) == [
@@ -196,7 +200,7 @@ def test_a_class_run_killed_halfway_resumes_without_regrading(tmp_path: Path, si
     everything = {(who, lab) for who in ("ana", "bo", "cy") for lab in labs}
     tally = tmp_path / "tally.txt"
     env = {**os.environ, TALLY: str(tally), SLEEP: "2"}
-    argv = _argv(klass, "--workers", str(workers))
+    argv = _argv(klass, "--workers", str(workers), "--one-cluster")
     proc = subprocess.Popen(
         argv,
         env=env,
@@ -233,7 +237,7 @@ def test_a_class_run_killed_halfway_resumes_without_regrading(tmp_path: Path, si
         assert book <= done and done - book <= {lines[-1]}, (book, lines)
     before = len(_tally(tally))
 
-    out = _grade(klass, "--workers", str(workers), env=env).stdout
+    out = _grade(klass, "--workers", str(workers), "--one-cluster", env=env).stdout
 
     regraded = [tuple(who.split("/")) for who, what, _ in _tally(tally)[before:] if what == "start"]
     assert sorted(regraded) == sorted(everything - done)  # each missing one once; nothing done twice
@@ -247,7 +251,9 @@ def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def test_two_workers_give_the_gradebook_one_gives_and_labs_that_run_alone_never_overlap(tmp_path: Path) -> None:
+def test_two_workers_on_one_cluster_give_the_gradebook_one_gives_and_labs_that_run_alone_never_overlap(
+    tmp_path: Path,
+) -> None:
     learners = {
         "ana": {"lab04_a.ipynb": True, "lab99_b.ipynb": True},
         "bo": {"lab04_a.ipynb": False},
@@ -259,7 +265,7 @@ def test_two_workers_give_the_gradebook_one_gives_and_labs_that_run_alone_never_
     shutil.copytree(one, two)  # the very same archives
     tally = tmp_path / "tally.txt"
     _grade(one, "--workers", "1")
-    _grade(two, "--workers", "2", env={**os.environ, TALLY: str(tally), SLEEP: "4"})
+    _grade(two, "--workers", "2", "--one-cluster", env={**os.environ, TALLY: str(tally), SLEEP: "4"})
 
     def comparable(klass: Path) -> list[list[tuple[str, str]]]:
         return sorted(sorted((k, v) for k, v in r.items() if k != "graded_at") for r in _rows(klass))
@@ -271,3 +277,68 @@ def test_two_workers_give_the_gradebook_one_gives_and_labs_that_run_alone_never_
     alone = [s for w, s in spans.items() if "lab99" in w]
     assert any(_overlap(a, b) for i, a in enumerate(shared) for b in shared[i + 1 :]), spans  # two at once
     assert not any(_overlap(a, b) for a in alone for b in spans.values() if b != a), spans
+
+
+def _cluster_processes(data: Path) -> list[str]:
+    """Processes of the cluster whose data folder is ``data``: its JVMs name their properties file there."""
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        cmdline = p.info["cmdline"] or []
+        if any(str(data) + os.sep in arg for arg in cmdline):
+            found.append(" ".join(cmdline)[:120])
+    return found
+
+
+@pytest.mark.timeout(600)
+def test_two_workers_on_clusters_of_their_own_grade_as_one_and_stop_the_cluster_of_the_run(
+    cluster, tmp_path: Path
+) -> None:
+    """Two learners hand in lab 04's solution (a real lab: its Setup cell heals the cluster it is given).
+
+    Slot 1 (ports +2500, data + ``-grade1``) is started by the very command the run gives it (``eoslab up``
+    with the slot's environment), only earlier, while the 1-worker run grades: the run's own ``up`` then finds
+    it running (as it finds a killed run's), and bo's notebook goes to slot 1 while ana's is graded on slot 0.
+    The cold start by the run and its Ctrl-C are the unit tests' (a stand-in for up and down) and `eoslab bench
+    grading`'s."""
+    solution = ROOT / "solutions" / "lab04_read_committed.ipynb"
+    one = tmp_path / "one"
+    for who in ("ana", "bo"):
+        (one / who).mkdir(parents=True)
+        shutil.copy(solution, one / who / solution.name)
+    two = tmp_path / "two"
+    shutil.copytree(one, two)
+    slot1 = {**os.environ, **slot_env(1, os.environ)}
+    data = Path(slot1["EOSLAB_DATA"])
+    fresh = not data.exists()
+    argv = [sys.executable, "-m", "eoslab.cli", "grade", "--course", str(ROOT), "--class"]
+    up = subprocess.Popen(
+        [sys.executable, "-m", "eoslab.cli", "up"],
+        env=slot1,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        first = subprocess.run([*argv, str(one), "--workers", "1"], capture_output=True, text=True, timeout=400)
+        assert first.returncode == 0, first.stderr
+        assert up.wait(timeout=240) == 0, up.stdout.read() if up.stdout else ""
+        second = subprocess.run([*argv, str(two), "--workers", "2"], capture_output=True, text=True, timeout=400)
+        assert second.returncode == 0, second.stderr
+
+        def comparable(klass: Path) -> list[list[tuple[str, str]]]:
+            return sorted(sorted((k, v) for k, v in r.items() if k != "graded_at") for r in _rows(klass))
+
+        assert comparable(one) == comparable(two) and [r["score"] for r in _rows(two)] == ["6.0", "6.0"]
+        slots = {r["learner"]: r["slot"] for r in map(json.loads, (two / "gradebook.jsonl").read_text().splitlines())}
+        assert slots == {"ana": 0, "bo": 1}, second.stdout
+        assert "grading clusters started beside yours (and stopped): 1 in " in second.stdout
+        assert not slot_runs(data) and not _cluster_processes(data), _cluster_processes(data)
+        assert cluster.is_up()  # the instructor's, slot 0: never stopped
+    finally:  # whatever failed, nothing of slot 1 is left running
+        if up.poll() is None:
+            up.send_signal(signal.SIGINT)
+            up.wait(timeout=60)
+        subprocess.run([sys.executable, "-m", "eoslab.cli", "down"], env=slot1, capture_output=True, timeout=120)
+        if fresh:
+            shutil.rmtree(data, ignore_errors=True)

@@ -8,6 +8,7 @@ import csv
 import hashlib
 import json
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,9 @@ class FakeNbval:
         self.calls: list[str] = []
         self.interrupt_at = interrupt_at
 
-    def __call__(self, path: Path, *, timeout: float, cell_timeout: int, write: bool) -> Report:
+    def __call__(
+        self, path: Path, *, timeout: float, cell_timeout: int, write: bool, env: Mapping[str, str] | None = None
+    ) -> Report:
         assert write is False, "the rerun must not overwrite the learner's own report"
         self.calls.append(f"{path.parent.parent.name.rsplit('-', 1)[0]}/{path.name}")
         if self.interrupt_at is not None and len(self.calls) == self.interrupt_at:

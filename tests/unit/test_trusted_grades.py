@@ -163,9 +163,9 @@ class Recording:
         self.fake = FakeNbval()
         self.checks: list[dict[str, Any]] = []
 
-    def __call__(self, path: Path, *, timeout: float, cell_timeout: int, write: bool) -> Any:
+    def __call__(self, path: Path, *, timeout: float, cell_timeout: int, write: bool, env: Any = None) -> Any:
         self.checks.append(json.loads(path.read_text())["cells"][0])
-        return self.fake(path, timeout=timeout, cell_timeout=cell_timeout, write=write)
+        return self.fake(path, timeout=timeout, cell_timeout=cell_timeout, write=write, env=env)
 
 
 def test_the_rerun_runs_the_courses_check_cells_and_scores_tampering_0(
