@@ -114,7 +114,8 @@ def test_a_tool_in_a_container_runs_with_the_tool_jvm_flags_not_the_nodes(monkey
     from eoslab._compose import CONTAINER_TOOL_ENV
     from eoslab.cluster import DockerBackend
 
-    backend = DockerBackend(Topology(port_offset=500))
+    compose = ["docker", "compose", "-p", "eoslab-500", "-f", "eoslab-500.yml"]  # given: no engine asked for
+    backend = DockerBackend(Topology(port_offset=500), compose)
     seen: list[list[str]] = []
     monkeypatch.setattr(backend, "_run", lambda argv, timeout: seen.append(argv))
     backend.run_tool("dump-log", ["--files", "x.log"], node=backend.topology.broker(2))
@@ -122,6 +123,7 @@ def test_a_tool_in_a_container_runs_with_the_tool_jvm_flags_not_the_nodes(monkey
     env = dict(argv[i + 1].split("=", 1) for i, a in enumerate(argv) if a == "-e")
     assert env == dict(CONTAINER_TOOL_ENV)
     assert "-XX:TieredStopAtLevel=1" in env["KAFKA_JVM_PERFORMANCE_OPTS"] and "-Xmx256m" in env["KAFKA_HEAP_OPTS"]
+    assert argv[: len(compose)] == compose
     exec_at = argv.index("exec")
     assert argv[exec_at : exec_at + 2] == ["exec", "-T"] and argv[-3:] == [
         "/opt/kafka/bin/kafka-dump-log.sh", "--files", "x.log"
