@@ -265,6 +265,15 @@ def test_the_fault_matrix_and_notebook_05_run_on_the_sessions_cluster_first_ther
     assert suite._next_scope([], first=True) is None
 
 
+def test_gw0_leaves_the_offline_install_to_the_other_worker_unless_nothing_else_is_left() -> None:
+    install, image = "tests/integration/test_workshop_offline.py", "tests/integration/test_docker_image.py"
+    pinned = "tests/integration/test_conformance.py"
+    assert suite._next_scope([install, image, pinned], first=True) == pinned
+    assert suite._next_scope([install, image], first=True) == image
+    assert suite._next_scope([install, image], first=False) == install  # the other worker: first in, first taken
+    assert suite._next_scope([install], first=True) == install  # one worker (-n 1) still runs it
+
+
 def _asked_for(tree: ast.AST, fixtures: Collection[str]) -> set[str]:
     """Which of ``fixtures`` the code in ``tree`` asks for: as a parameter of a test or a fixture, or as a
     string (``request.getfixturevalue``, ``usefixtures``)."""
