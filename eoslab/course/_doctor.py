@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -241,7 +242,38 @@ def check_chromium() -> Check:
     )
 
 
+def platform_row(system: str, release: str, backend: str) -> Check:
+    """Which row of README's platform table this machine is (``system``: ``platform.system()``, ``release``:
+    ``platform.release()``, ``backend``: ``$EOSLAB_BACKEND``): what it needs and whether CI tests it."""
+    cluster = "six containers" if backend == "docker" else "six JVMs on this machine"
+    if system == "Linux" and "microsoft" in release.lower():
+        return Check("platform", True, f"Windows, inside WSL2 ({cluster}): README's Windows row, run as on Linux")
+    if system == "Linux":
+        return Check("platform", True, f"Linux ({cluster}): README's Linux row, the one CI tests")
+    if system == "Darwin":
+        return Check(
+            "platform",
+            True,
+            f"macOS ({cluster}): README's macOS row, not tested by CI; Spark and the Java client run here, "
+            "so a JDK 17 is needed with either backend",
+        )
+    if system == "Windows":
+        return Check(
+            "platform",
+            False,
+            "Windows, natively: the pipeline demos and the grader need POSIX signals it does not have",
+            "Run the course inside WSL2 (Ubuntu), as README's Windows row says.",
+        )
+    return Check("platform", True, f"{system} ({cluster}): no row of README's table, not tested", required=False)
+
+
+def check_platform() -> Check:
+    backend = (os.environ.get("EOSLAB_BACKEND") or "local").lower()
+    return platform_row(platform.system(), platform.release(), backend)
+
+
 CHECKS: tuple[Callable[[], Check], ...] = (
+    check_platform,
     check_python,
     check_java,
     check_memory,

@@ -13,7 +13,7 @@ from eoslab.cli import main
 from eoslab.course import _doctor, doctor
 from eoslab.topology import Topology
 
-NAMES = ["Python", "Java", "memory", "ports", "CPUs", "disk", "Kafka jars", "Docker", "Chromium"]
+NAMES = ["platform", "Python", "Java", "memory", "ports", "CPUs", "disk", "Kafka jars", "Docker", "Chromium"]
 
 
 def _one_sentence(text: str) -> bool:
@@ -100,3 +100,20 @@ def test_too_little_memory_says_how_much(monkeypatch):
     monkeypatch.setattr(_doctor, "MIN_FREE_MB", 10**9)
     check = _doctor.check_memory()
     assert not check.ok and "MB are free" in check.todo and _one_sentence(check.todo)
+
+
+@pytest.mark.parametrize(
+    ("system", "release", "backend", "ok", "said"),
+    [
+        ("Linux", "6.18.44", "local", True, "Linux (six JVMs on this machine): README's Linux row, the one CI tests"),
+        ("Linux", "5.15.167.4-microsoft-standard-WSL2", "docker", True, "Windows, inside WSL2 (six containers)"),
+        ("Darwin", "24.1.0", "docker", True, "macOS (six containers): README's macOS row, not tested by CI"),
+        ("Windows", "10", "local", False, "Windows, natively"),
+    ],
+)
+def test_doctor_names_the_platform_row_a_learner_is_in(system, release, backend, ok, said):
+    check = _doctor.platform_row(system, release, backend)
+    assert check.ok is ok and check.found.startswith(said), check
+    assert check.ok or _one_sentence(check.todo) and "WSL2" in check.todo
+    if system == "Darwin":
+        assert "JDK 17" in check.found  # docker does not spare macOS its JDK (Spark, the Java client)
