@@ -141,11 +141,14 @@ def xdist_scope(nodeid: str) -> str:
 
 
 PINNED = re.compile(
-    r"tests/integration/test_(fault_matrix|conformance|docker_containers)\.py"
-    r"|notebooks/05_exactly_once_pipeline\.ipynb"
+    r"tests/integration/test_(fault_matrix|kafka17754|read_committed|conformance|docker_containers)\.py"
+    r"|notebooks/0[45]_[a-z_]+\.ipynb"
 )
 """Scopes that run on worker gw0 only, whose cluster is the session's: the fault matrix (course tier) writes
-its output topics on the cluster it runs on, and notebook 05 audits those topics on its own cluster.
+its output topics on the cluster it runs on, and notebook 05 audits those topics on its own cluster. The tests of
+the experiments notebooks 04 and 05 show (test_kafka17754, test_read_committed) run there before them (tests sort
+before notebooks), so the notebooks show the runs those tests kept instead of running them again (run 60: nb05's
+cells 14 and 16 and nb04's cell 12, ~90 s, ran live on the other worker while the tests ran).
 In the system tier the files that use ``docker_cluster`` (one session fixture: on a second worker it would
 start a second docker cluster), while gw1 installs the offline workshop copy beside them; the docker tests
 that need only the image (``docker_image``) are not here: either worker takes them, gw1 after the install (its
@@ -178,19 +181,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
 
 
 LEFT_TO_OTHERS = re.compile(r"tests/integration/test_workshop_offline\.py")
-"""Long scopes gw0 leaves to the other worker while it has anything else to take: the offline install (~75 s) beside
-the docker cluster's tests on gw0. Taken by gw0 in its first batch (xdist hands each worker several scopes at the
-start), it ran after them there while gw1 sat idle for 85 s (run 59)."""
+"""Long scopes for the other worker, taken there before anything else: the offline install (~75 s) beside the docker
+cluster's tests on gw0. xdist queues the scopes with the most tests first, so the install (one test) came last;
+gw0, asking for its next scope while its pinned ones ran, took it and ran it after them while gw1 sat idle for
+80-85 s (runs 59, 60). gw0 takes it only when nothing else is left (one worker, ``-n 1``)."""
 
 
 def _next_scope(queue: list[str], first: bool) -> str | None:
     """The scope a worker takes next from ``queue``: gw0 (``first``) its pinned ones before any other, then any
-    scope but one :data:`LEFT_TO_OTHERS` (unless nothing else is left); the others any scope but a pinned one."""
+    scope but one :data:`LEFT_TO_OTHERS` (unless nothing else is left); the others those first, then any scope but
+    a pinned one."""
     if first:
         mine = (s for s in queue if PINNED.fullmatch(s))
         rest = (s for s in queue if not LEFT_TO_OTHERS.fullmatch(s))
         return next(mine, None) or next(rest, None) or (queue[0] if queue else None)
-    return next((s for s in queue if not PINNED.fullmatch(s)), None)
+    theirs = (s for s in queue if LEFT_TO_OTHERS.fullmatch(s))
+    return next(theirs, None) or next((s for s in queue if not PINNED.fullmatch(s)), None)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
