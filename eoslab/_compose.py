@@ -39,7 +39,7 @@ CONTAINER_TOOL_ENV: tuple[tuple[str, str], ...] = (
     ),
 )
 """A CLI tool run in a node's container (``docker compose exec``) gets these instead of the node's own
-(a broker's G1, C2 and 256 MB heap): the local backend's tool flags and the node's class archive, as
+(a broker's G1, C2 and 256-512 MB heap): the local backend's tool flags and the node's class archive, as
 local tools map theirs. Measured on 2 cores: ``kafka-transactions.sh list`` 0.94 s instead of 1.40 s
 (docs/docker.md). A missing archive (another image) is skipped silently (``-Xshare:auto``)."""
 IMAGE_VARIABLE = "EOSLAB_KAFKA_IMAGE"

@@ -2,9 +2,9 @@
 
 Worker gwK (K >= 1) runs its cluster on the session's ports +K*5000 with its data in ``<data folder>-gwK``
 (conftest.py points it there before anything imports eoslab, and starts it before the worker's first cluster
-item). `make test` exports ``EOSLAB_KEEP_CLUSTER`` so a worker's cluster outlives the cluster tier and the course
-tier finds it running (one start instead of two), then runs ``down`` here after the course tier, whatever its
-result, beside the session's `eoslab down`: every worker cluster the run may have started is stopped, as
+item). `make test` exports ``EOSLAB_KEEP_CLUSTER`` so a worker's cluster outlives its tier, then runs ``down`` here
+after the cluster tier (local clusters), ``reset`` after the course tier (docker ones), whatever the tier's
+result, beside the session's own: every worker cluster the run may have started is stopped, as
 `eoslab down` stops the session's (its fault proxy, then its nodes). ``reset`` also deletes their data, as
 `eoslab reset` does: after the course tier, whose docker clusters keep theirs in named volumes.
 """

@@ -1,8 +1,8 @@
 """The last run of a long demo experiment, kept under the runs folder: a notebook's re-run shows it (saying
 so) instead of waiting for it again — KAFKA-17754's three (~75 s, notebook 05), the held Produce and the late
-writes (~40 s, notebook 04). In ``make test`` the notebooks so show what the course tier's tests
-(test_kafka17754.py, test_read_committed.py) ran and asserted minutes before, on the same backend (docker there);
-a learner's first run is live.
+writes (~40 s, notebook 04). In ``make test`` the course tier's tests (test_kafka17754.py,
+test_read_committed.py) keep their runs on the same backend (docker there) for the notebooks to show; a learner's
+first run is live.
 
 One pickle per experiment and backend (``<runs>/experiments/<backend>-<key>.pickle``, written whole or not at
 all): a notebook on the docker backend never shows a run of the local one as its own. The learner's own files, never
