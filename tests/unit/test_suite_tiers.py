@@ -255,7 +255,7 @@ def test_make_test_runs_the_cluster_tier_on_local_clusters_then_the_course_tier_
 def test_the_fault_matrix_and_notebook_05_run_on_the_sessions_cluster_first_there() -> None:
     nb05, matrix = "notebooks/05_exactly_once_pipeline.ipynb", "tests/integration/test_fault_matrix.py"
     queue = ["notebooks/03_transactions.ipynb", nb05, "tests/integration/test_cluster.py::test_a", matrix]
-    assert suite._next_scope(queue, first=True) == nb05  # gw0 takes what only it may take, first
+    assert suite._next_scope(queue, first=True) == matrix  # gw0 takes what only it may take, the matrix first
     assert suite._next_scope(queue, first=False) == "notebooks/03_transactions.ipynb"
     assert suite._next_scope([nb05, matrix], first=False) is None  # the other worker is then done
     assert (
@@ -263,6 +263,20 @@ def test_the_fault_matrix_and_notebook_05_run_on_the_sessions_cluster_first_ther
         == "tests/integration/test_cluster.py::test_a"
     )
     assert suite._next_scope([], first=True) is None
+
+
+def test_gw0_runs_the_experiments_tests_before_the_notebooks_that_show_their_kept_runs() -> None:
+    nb04, nb05 = "notebooks/04_read_committed.ipynb", "notebooks/05_exactly_once_pipeline.ipynb"
+    k17754, rc = "tests/integration/test_kafka17754.py", "tests/integration/test_read_committed.py"
+    matrix = "tests/integration/test_fault_matrix.py"
+    # xdist's queue: the scopes with the most items first, the notebooks before the test files
+    queue = [nb05, nb04, "notebooks/03_transactions.ipynb", rc, k17754, matrix]
+    taken = []
+    while (scope := suite._next_scope(queue, first=True)) is not None and suite.PINNED.fullmatch(scope):
+        taken.append(scope)
+        queue.remove(scope)
+    assert taken == [matrix, k17754, rc, nb04, nb05]
+    assert all(suite.PINNED.fullmatch(s) for s in suite.PINNED_ORDER)
 
 
 def test_gw0_leaves_the_offline_install_to_the_other_worker_unless_nothing_else_is_left() -> None:
