@@ -68,9 +68,16 @@ STOP_POLL_S = 0.5
 """How often a worker looks at its parent and at the stop flag: a stopped run stops its notebooks within this."""
 
 
-LAB_SECONDS: dict[str, float] = {"lab01": 28, "lab02": 78, "lab03": 24, "lab04": 25, "lab05": 78, "lab06": 84}
-"""Seconds a solution takes to grade, measured (docs/instructor.md, "Measured grading figures"; lab 06 without runs,
-measuring first): on clusters of their own the longest go first, so no 80 s notebook is left for the end."""
+LAB_SECONDS: dict[str, float] = {"lab01": 18, "lab02": 18, "lab03": 25, "lab04": 21, "lab05": 74, "lab06": 25}
+"""Seconds a solution takes to grade alone on a quiet cluster (docs/instructor.md, "Measured grading figures", one
+worker; lab 06 on the learner's runs): on clusters of their own the longest go first, so no 75 s notebook is left
+for the end."""
+
+SPARK_AT_ONCE = max(1, (os.cpu_count() or 2) // 4)
+"""How many notebooks that start a Spark session (lab 06 on the learner's runs) grade at once on clusters of
+their own: a session's start (a JVM, its jars) wants two cores for ~20 s, and two of them beside two clusters on a
+2-core machine took 49-58 s each instead of 25 (docs/instructor.md). One per 4 cores; another lab takes the slot
+meanwhile."""
 
 
 def _lab(notebook: str) -> str:
@@ -108,18 +115,29 @@ class Job:
         return cls(learner, notebook, sha, runs, runs_alone(notebook.name, runs), course)
 
 
-def pick(pending: list[Job], running: list[Job], workers: int) -> list[Job]:
+def uses_spark(job: Job) -> bool:
+    """Does this lab start a Spark session while it grades (lab 06 on the learner's runs)?"""
+    return _lab(job.notebook.name) == "lab06" and job.runs is not None
+
+
+def pick(pending: list[Job], running: list[Job], workers: int, spark_at_once: int = SPARK_AT_ONCE) -> list[Job]:
     """The jobs to start now: shared ones up to ``workers`` at a time; one that runs alone only on an
     idle cluster, and nothing beside it. Taken in order (the jobs behind one that waits for the cluster
-    wait too), so a lab that runs alone is never starved by a stream of shared ones."""
+    wait too), so a lab that runs alone is never starved by a stream of shared ones; but a job that
+    :func:`uses_spark` waits while ``spark_at_once`` such jobs run, and the next shared job goes first."""
     if any(j.alone for j in running):
         return []
+    sparks = sum(uses_spark(j) for j in running)
     chosen: list[Job] = []
     for job in pending:
         if len(running) + len(chosen) >= workers:
             break
         if job.alone:
             return [job] if not running and not chosen else chosen
+        if uses_spark(job):
+            if sparks >= spark_at_once:
+                continue
+            sparks += 1
         chosen.append(job)
     return chosen
 
@@ -138,31 +156,40 @@ def machine_alone(job: Job) -> bool:
     return _lab(job.notebook.name) == "lab06" and job.runs is None
 
 
-def pick_slots(pending: list[Job], running: Mapping[int, Job], ready: Collection[int]) -> list[tuple[Job, int]]:
+def pick_slots(
+    pending: list[Job], running: Mapping[int, Job], ready: Collection[int], spark_at_once: int = SPARK_AT_ONCE
+) -> list[tuple[Job, int]]:
     """The jobs to start now, each on a ready slot (a cluster) with no job on it; one that has the machine to
-    itself (:func:`machine_alone`) only when nothing runs, and nothing beside it. Taken in order, as :func:`pick`."""
+    itself (:func:`machine_alone`) only when nothing runs, and nothing beside it. Taken in order, as :func:`pick`,
+    except that a job that :func:`uses_spark` waits while ``spark_at_once`` such jobs run, and the next other
+    job takes its slot."""
     if any(machine_alone(j) for j in running.values()):
         return []
     free = sorted(set(ready) - set(running))
+    sparks = sum(uses_spark(j) for j in running.values())
     chosen: list[tuple[Job, int]] = []
     for job in pending:
         if len(chosen) == len(free):
             break
         if machine_alone(job):
             return [(job, free[0])] if not running and not chosen else chosen
+        if uses_spark(job):
+            if sparks >= spark_at_once:
+                continue
+            sparks += 1
         chosen.append((job, free[len(chosen)]))
     return chosen
 
 
 def order_own(jobs: list[Job]) -> list[Job]:
     """On clusters of their own: those that have the machine to themselves first (nothing to drain yet, and the
-    other clusters start meanwhile), then the longest labs (:data:`LAB_SECONDS`; an unknown one as the longest)."""
-    longest = max(LAB_SECONDS.values())
+    other clusters start meanwhile), then the longest labs (:data:`LAB_SECONDS`; an unknown one before them: it
+    may be longer)."""
     return sorted(
         jobs,
         key=lambda j: (
             not machine_alone(j),
-            -LAB_SECONDS.get(_lab(j.notebook.name), longest),
+            -LAB_SECONDS.get(_lab(j.notebook.name), float("inf")),
             j.learner,
             j.notebook.name,
         ),

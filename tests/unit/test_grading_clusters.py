@@ -23,6 +23,7 @@ from eoslab.grading._classrun import (
     grade_job,
     machine_alone,
     order_own,
+    pick,
     pick_slots,
     slots_wanted,
 )
@@ -96,6 +97,20 @@ def test_lab06_without_runs_has_the_machine_to_itself() -> None:
     assert pick_slots([l4, l6], {}, {0, 1, 2}) == [(l4, 0), (l6, 1)]  # lab 06 on runs: beside anything
 
 
+def test_one_spark_session_at_a_time_and_another_lab_takes_its_slot_meanwhile() -> None:
+    s1, s2 = _job("lab06_a.ipynb", learner="ana"), _job("lab06_a.ipynb", learner="bo")
+    l3, l5 = _job("lab03_a.ipynb"), _job("lab05_a.ipynb")
+    assert _classrun.uses_spark(s1) and not _classrun.uses_spark(_job("lab06_a.ipynb", runs=None))
+    assert pick_slots([s1, s2, l3], {}, {0, 1}, spark_at_once=1) == [(s1, 0), (l3, 1)]
+    assert pick_slots([s2, l5], {0: s1}, {0, 1}, spark_at_once=1) == [(l5, 1)]  # s2 waits, not l5 behind it
+    assert pick_slots([s2], {0: s1}, {0, 1}, spark_at_once=1) == []
+    assert pick_slots([s2, l5], {0: l3}, {0, 1}, spark_at_once=1) == [(s2, 1)]  # once s1 is done
+    assert pick_slots([s1, s2], {}, {0, 1, 2}, spark_at_once=2) == [(s1, 0), (s2, 1)]  # 8 cores: two at once
+    l4 = _job("lab04_a.ipynb")
+    assert pick([s1, s2, l4], [], 3, spark_at_once=1) == [s1, l4]  # one cluster: the same rule
+    assert pick([s2, l4], [s1], 3, spark_at_once=1) == [l4]
+
+
 def test_on_clusters_of_their_own_the_machine_alone_go_first_then_the_longest_labs() -> None:
     jobs = [
         _job("lab04_b.ipynb", learner="ana"),
@@ -110,9 +125,9 @@ def test_on_clusters_of_their_own_the_machine_alone_go_first_then_the_longest_la
         ("bo", "lab06_d.ipynb"),
         ("ana", "lab99_z.ipynb"),  # unknown: as the longest
         ("ana", "lab05_e.ipynb"),
-        ("bo", "lab02_c.ipynb"),
-        ("ana", "lab01_a.ipynb"),
         ("ana", "lab04_b.ipynb"),
+        ("ana", "lab01_a.ipynb"),
+        ("bo", "lab02_c.ipynb"),
     ]
     assert slots_wanted(jobs) == 5 and slots_wanted([jobs[3], _job("lab06_x.ipynb", runs=None)]) == 1
     assert slots_wanted([]) == 0
@@ -341,7 +356,12 @@ def test_grade_class_grades_on_clusters_of_their_own_with_two_workers_or_more(
     book = grade_class(klass, course=instructor, workers=3, progress=quiet)
     slots = _FakeClusters.made[0]
     assert (slots.n, slots.wanted, slots.stopped, pools[0][1], pools[0][2]) == (3, 3, True, 3, slots)
-    assert pools[0][0] == ["ana/lab01_a.ipynb", "bo/lab01_a.ipynb", "ana/lab04_b.ipynb", "bo/lab04_b.ipynb"]
+    assert pools[0][0] == [
+        "ana/lab04_b.ipynb",
+        "bo/lab04_b.ipynb",
+        "ana/lab01_a.ipynb",
+        "bo/lab01_a.ipynb",
+    ]  # longest first
     assert "  grading cluster 2 (ports +3000) did not start (x)" in book.text and book.cluster_starts == {1: 21.5}
 
     for kw in ({"workers": 2, "clusters": "one"}, {"workers": 1}, {"workers": 2, "backend": "docker"}):
