@@ -29,9 +29,9 @@ def _ensure() -> int:
         print(f"eoslab: the docker backend cannot run here ({why}); the docker tests skip.")
         return 0
     image = _image.kafka_image()
-    if _image.image_exists(image):
+    if image != _image.LOCAL_IMAGE and _image.image_exists(image):
         print(f"Kafka image for the docker backend: {image}.")
-        return 0
+        return 0  # the local image is never taken as it is: built again when its inputs changed (cached by them)
     if image != _image.LOCAL_IMAGE and _image.pull(image):
         print(f"Kafka image for the docker backend: {image} (pulled).")
         return 0

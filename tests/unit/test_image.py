@@ -75,3 +75,23 @@ def test_system_script_stops_only_the_engine_it_recorded(tmp_path):
         if engine.poll() is None:
             engine.kill()
             time.sleep(0.1)
+
+
+def test_ensure_builds_the_local_image_again_when_its_inputs_changed_and_takes_another_as_it_is(monkeypatch, capsys):
+    import eoslab.cluster
+    from eoslab.cli import _image as cli_image
+
+    built: list[bool] = []
+
+    def build_image(**_: object) -> _image.ImageBuild:
+        built.append(True)
+        return _image.ImageBuild(_image.LOCAL_IMAGE, 0.7, True, None)
+
+    monkeypatch.setattr(eoslab.cluster, "docker_available", lambda: None)
+    monkeypatch.setattr(_image, "image_exists", lambda name: True)
+    monkeypatch.setattr(_image, "build_image", build_image)
+    monkeypatch.setattr(_image, "kafka_image", lambda: _image.LOCAL_IMAGE)
+    assert cli_image._ensure() == 0 and built == [True]  # here, but perhaps of older inputs: build is cached by them
+    assert "up to date" in capsys.readouterr().out
+    monkeypatch.setattr(_image, "kafka_image", lambda: "apache/kafka:4.1.2")
+    assert cli_image._ensure() == 0 and built == [True]  # a pulled image is taken as it is
