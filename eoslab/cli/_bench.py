@@ -139,6 +139,21 @@ def _wire(args: argparse.Namespace) -> int:
     return bench_wire(cluster, args.modes.split(",") if args.modes else EOS_PEERS)
 
 
+def _spin(args: argparse.Namespace) -> int:
+    from eoslab.bench.spin import bench_spin, chosen
+
+    cluster = cluster_of(args)
+    cluster.require_running()
+    return bench_spin(
+        cluster,
+        chosen(args.variants),
+        rounds=args.rounds or 2,
+        seconds=args.seconds or 4.0,
+        txn=bool(args.txn),
+        root=args.runs_dir,
+    )
+
+
 def _grading(args: argparse.Namespace) -> int:
     from eoslab import grading
     from eoslab._paths import project_root
@@ -176,6 +191,7 @@ BENCHES: dict[str, Handler] = {
     "producers": _producers,
     "faults": _faults,
     "wire": _wire,
+    "spin": _spin,
     "analyse": _analyse,
     "grading": _grading,
 }
@@ -222,6 +238,14 @@ def _bench_parser(sub: Subparsers) -> None:
     s.add_argument("--faults", default=None, help="faults: which faults, comma-separated (default all six)")
     s.add_argument("--kinds", default=None, help="faults: which processors, comma-separated (default eos,alo)")
     s.add_argument("--modes", default=None, help=f"wire: modes, comma-separated (default {','.join(EOS_PEERS)})")
+    s.add_argument(
+        "--variants",
+        default=None,
+        help="spin: which layouts, comma-separated (default course,linger100,p15,mif1)",
+    )
+    s.add_argument(
+        "--txn", action="store_true", help="spin: also a transactional producer (100 ms) in the course layout"
+    )
     s.add_argument("--fresh", action="store_true", help="cluster: also time a start from empty storage (deletes data)")
     s.add_argument("--starts", type=int, default=1, help="cluster: cold starts to time, one after another")
     s.add_argument(
