@@ -56,7 +56,11 @@ def cpeer_lines(table: pd.DataFrame, wheel: str) -> list[str]:
         f"wheel's {wheel}), same settings and bytes, its rate after its first {CPEER_WARMUP_S:g} s (its warm-up):"
     ]
     for _, r in table.iterrows():
-        flag = "" if r["ratio"] >= HARNESS_VS_JAVA_RATIO else f"  below {HARNESS_VS_JAVA_RATIO:g}: Python costs"
+        flag = (
+            ""
+            if r["ratio"] >= HARNESS_VS_JAVA_RATIO
+            else f"  below {HARNESS_VS_JAVA_RATIO:g}: the harness is the bottleneck"
+        )
         lines.append(
             f"  {r['label']:<12} eoslab {r['eoslab']:>8.0f}  C {r['c']:>8.0f}  ratio {r['ratio']:.2f}{flag}"
             f"   (C: broker threads {_num(r['broker_threads_us'], '.1f')} µs/record, "
