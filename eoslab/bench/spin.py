@@ -11,7 +11,10 @@ the thread then polls with a 0 ms timeout until the answer lowers the count. The
 * ``p15``: 15 partitions, 5 per leader: the connection's ``max.in.flight`` window fills, the request waits in
   ``rkb_outbufs`` and ``rd_kafka_broker_outbufs_space`` returns 0 before the wake-up is set;
 * ``mif1``: acks=all with ``max.in.flight=1``: the capped idempotent producer's window (one request per
-  partition, one partition per leader) without idempotence: the throughput the cap alone allows.
+  partition, one partition per leader) without idempotence: the throughput the cap alone allows;
+* ``p15s0``: ``p15`` with ``sticky.partitioning.linger.ms=0``: librdkafka's partitioner sends keyless records to
+  one partition for 2 × ``linger.ms`` (``rdkafka_conf.c``); 0 spreads them record by record, so several
+  partitions per leader really have a batch in flight at once.
 
 Each cell is one producer of this process, alone, at saturation: warmed up (connections, producer id, a first
 batch acked), then ``warm_s`` more at full speed, then the measured window of ``seconds``: records acked in it
@@ -50,6 +53,7 @@ class Variant:
     what: str
     modes: tuple[str, ...]
     settings: dict[str, Any] = field(default_factory=dict)  # Workload fields replaced
+    conf: dict[str, Any] = field(default_factory=dict)  # librdkafka properties added (not a Workload field)
 
 
 VARIANTS = (
@@ -57,6 +61,13 @@ VARIANTS = (
     Variant("linger100", "linger.ms=100 (above the round trip)", ("acks_all", "idempotent"), {"linger_ms": 100}),
     Variant("p15", "15 partitions (5 per leader), linger.ms=5", ("acks_all", "idempotent"), {"partitions": 15}),
     Variant("mif1", "acks=all with max.in.flight=1 (the capped window)", ("acks_all",), {"max_in_flight": 1}),
+    Variant(
+        "p15s0",
+        "15 partitions, sticky.partitioning.linger.ms=0 (a partition per record, not per 10 ms)",
+        ("acks_all", "idempotent"),
+        {"partitions": 15},
+        {"sticky.partitioning.linger.ms": 0},
+    ),
 )
 TXN_MODE = "txn_100ms"
 
@@ -123,12 +134,19 @@ def _figures(a: dict[str, Any], b: dict[str, Any], mine: set[int], n: _Counter) 
 
 
 def measure_cell(
-    bootstrap: str, topic: str, w: Workload, warm_s: float, seconds: float, meter: CpuMeter
+    bootstrap: str,
+    topic: str,
+    w: Workload,
+    warm_s: float,
+    seconds: float,
+    meter: CpuMeter,
+    conf: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One producer of this process at saturation: its figures over ``seconds`` after its warm-up."""
     n = _Counter()
     before = _threads.read()
     extra = {
+        **(conf or {}),
         "delivery.report.only.error": True,
         "on_delivery": n.on_error,
         "statistics.interval.ms": STATS_MS,
@@ -182,7 +200,7 @@ def run_spin(
             if w.partitions not in topics:
                 topics[w.partitions] = f"spin-p{w.partitions}-{uuid.uuid4().hex[:6]}"
                 cluster.admin.create_topic(topics[w.partitions], partitions=w.partitions, config=TOPIC_CONFIG)
-            row = measure_cell(bootstrap, topics[w.partitions], w, warm_s, seconds, meter)
+            row = measure_cell(bootstrap, topics[w.partitions], w, warm_s, seconds, meter, v.conf)
             rows.append({"variant": v.name, "round": r, **row})
             say(f"  round {r + 1} {v.name:<10} {mode:<11} {row['records_per_s']:>8.0f} records/s")
             _trim(cluster, topics[w.partitions], w.partitions)
@@ -221,7 +239,7 @@ def bench_spin(
     from eoslab.runs import new_run_id, runs_dir
 
     cells = plan(variants, rounds, txn)
-    print(f"spin probe: {len(cells)} cells of {seconds:g} s measured, about {len(cells) * (seconds + 3.5):.0f} s")
+    print(f"spin probe: {len(cells)} cells of {seconds:g} s measured, about {len(cells) * (seconds + 2.5):.0f} s")
     load0, t0 = os.getloadavg()[0], time.monotonic()
     rows = run_spin(cluster, variants, rounds, seconds, txn=txn)
     t = _spin_report.table(rows)

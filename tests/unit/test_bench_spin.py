@@ -42,7 +42,10 @@ def _row(variant: str, mode: str, r: int, rps: float, wakeups: float, broker_us:
 def _rows(linger_spins: bool, p15_spins: bool, mif1_rps: float) -> list[dict[str, Any]]:
     out = []
     for r in range(2):
-        out += [_row("course", "acks_all", r, 10000 + r, 0.05, 2.0), _row("course", "idempotent", r, 7000, 130, 95)]
+        out += [
+            _row("course", "acks_all", r, 10000 + r, 0.05, 2.0),
+            _row("course", "idempotent", r, 7000 + 200 * r, 130, 95),
+        ]
         w = 120.0 if linger_spins else 0.06
         out += [_row("linger100", "acks_all", r, 10000, 0.04, 2.0), _row("linger100", "idempotent", r, 9500, w, 2.5)]
         w = 90.0 if p15_spins else 0.05
@@ -61,7 +64,7 @@ def test_plan_alternates_modes_from_round_to_round_and_adds_transactions_to_the_
         (1, "idempotent"),
         (1, "acks_all"),
     ]
-    assert len(plan(VARIANTS, 1, txn=False)) == 7
+    assert len(plan(VARIANTS, 1, txn=False)) == 9
 
 
 def test_variants_change_only_what_they_name():
@@ -71,6 +74,9 @@ def test_variants_change_only_what_they_name():
     one = workload(by["mif1"], "acks_all")
     assert one.max_in_flight == 1 and not one.idempotent and one.linger_ms == 5
     assert workload(by["course"], TXN_MODE).label == TXN_MODE
+    assert (
+        by["p15s0"].conf == {"sticky.partitioning.linger.ms": 0} and workload(by["p15s0"], "acks_all").partitions == 15
+    )
     assert [v.name for v in chosen("p15,course")] == ["p15", "course"]
     with pytest.raises(BenchError, match="Unknown variant"):
         chosen("nope")
@@ -113,7 +119,9 @@ def test_table_is_the_median_per_cell_in_measured_order():
         ("linger100", "acks_all"),
     ]
     assert t.iloc[0]["records_per_s"] == pytest.approx(10000.5) and t.iloc[0]["rounds"] == 2
+    assert (t.iloc[1]["records_per_s_lo"], t.iloc[1]["records_per_s_hi"]) == (7000, 7200)
     printed = _spin_report.lines(t)
+    assert "7000–7200" in printed[3]
     assert "wakeups/rec" in printed[1] and len(printed) == 2 + 7
 
 
@@ -123,7 +131,7 @@ def test_sentences_follow_the_figures_when_the_controls_remove_the_spin():
     assert said[0].startswith("course layout:") and "its broker threads spin" in said[0]
     assert "linger.ms=100" in said[1] and "the spin is gone" in said[1]
     assert "15 partitions" in said[2] and "the spin is gone" in said[2]
-    assert "about the same as" in said[3] and "the one-request window alone accounts" in said[3]
+    assert "not distinguishable from" in said[3] and "the one-request window alone accounts" in said[3]
     assert "no spin: the spin belongs to the idempotence path" in said[3]
 
 
