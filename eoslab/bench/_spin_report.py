@@ -149,6 +149,7 @@ def verdicts(t: pd.DataFrame) -> list[str]:
         _control(t, "linger100", "linger.ms=100"),
         _control(t, "p15", "15 partitions (5 per leader)"),
         _control(t, "p15s0", "15 partitions, sticky.partitioning.linger.ms=0"),
+        _control(t, "p18s0", "18 partitions (6 per leader), sticky.partitioning.linger.ms=0"),
         _window(t),
     ]
     return [s for s in found if s]

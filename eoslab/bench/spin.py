@@ -14,7 +14,11 @@ the thread then polls with a 0 ms timeout until the answer lowers the count. The
   partition, one partition per leader) without idempotence: the throughput the cap alone allows;
 * ``p15s0``: ``p15`` with ``sticky.partitioning.linger.ms=0``: librdkafka's partitioner sends keyless records to
   one partition for 2 × ``linger.ms`` (``rdkafka_conf.c``); 0 spreads them record by record, so several
-  partitions per leader really have a batch in flight at once.
+  partitions per leader really have a batch in flight at once;
+* ``p18s0``: 18 partitions (6 per leader), spread record by record: with one request per partition, more
+  requests can be ready than the connection's window of 5, so one waits in ``rkb_outbufs`` and
+  ``rd_kafka_broker_outbufs_space`` returns 0 before the wake-up is set (``rdkafka_broker.c``); with 5 per
+  leader (``p15``) at most 5 exist, exactly the window, and none ever waits.
 
 Each cell is one producer of this process, alone, at saturation: warmed up (connections, producer id, a first
 batch acked), then ``warm_s`` more at full speed, then the measured window of ``seconds``: records acked in it
@@ -66,6 +70,13 @@ VARIANTS = (
         "15 partitions, sticky.partitioning.linger.ms=0 (a partition per record, not per 10 ms)",
         ("acks_all", "idempotent"),
         {"partitions": 15},
+        {"sticky.partitioning.linger.ms": 0},
+    ),
+    Variant(
+        "p18s0",
+        "18 partitions (6 per leader), sticky.partitioning.linger.ms=0: more capped partitions than the window",
+        ("acks_all", "idempotent"),
+        {"partitions": 18},
         {"sticky.partitioning.linger.ms": 0},
     ),
 )

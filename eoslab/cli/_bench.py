@@ -241,7 +241,7 @@ def _bench_parser(sub: Subparsers) -> None:
     s.add_argument(
         "--variants",
         default=None,
-        help="spin: which layouts, comma-separated (default course,linger100,p15,mif1,p15s0)",
+        help="spin: which layouts, comma-separated (default course,linger100,p15,mif1,p15s0,p18s0)",
     )
     s.add_argument(
         "--txn", action="store_true", help="spin: also a transactional producer (100 ms) in the course layout"

@@ -64,7 +64,7 @@ def test_plan_alternates_modes_from_round_to_round_and_adds_transactions_to_the_
         (1, "idempotent"),
         (1, "acks_all"),
     ]
-    assert len(plan(VARIANTS, 1, txn=False)) == 9
+    assert len(plan(VARIANTS, 1, txn=False)) == 11
 
 
 def test_variants_change_only_what_they_name():
