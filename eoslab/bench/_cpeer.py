@@ -24,6 +24,7 @@ and it runs librdkafka 2.15.1 (the nearest source the registries serve) where th
 from __future__ import annotations
 
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -36,6 +37,7 @@ from typing import Any
 from eoslab.bench import _stats, _threads
 from eoslab.bench._cpu import CpuMeter, Reading, spent
 from eoslab.bench._harness import BenchError
+from eoslab.errors import SetupError
 from eoslab.runs import Workload
 
 CPEER_WARMUP_S = 3.0
@@ -102,7 +104,10 @@ class Tracker:
             return
         if line.startswith("{"):
             if self.start is not None:
-                self.snaps.append(_stats.snapshot(line))
+                try:
+                    self.snaps.append(_stats.snapshot(line))
+                except (ValueError, KeyError, TypeError):  # a document cut short: the window has fewer
+                    pass
             return
         m = _LINE.match(line)
         if m is None:
@@ -133,7 +138,10 @@ def run_cpeer(
     program: Path, version: str, w: Workload, topic: str, bootstrap: str, seconds: float, meter: CpuMeter | None
 ) -> CPeerResult:
     """Run the tool for its warm-up plus ``seconds``; its figures over the measured window."""
-    cmd = ["stdbuf", "-oL", *argv(program, w, topic, bootstrap)]
+    stdbuf = shutil.which("stdbuf")
+    if stdbuf is None:
+        raise SetupError("The C peer needs stdbuf (GNU coreutils) to read rdkafka_performance's lines as they come.")
+    cmd = [stdbuf, "-oL", *argv(program, w, topic, bootstrap)]
     with tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, text=True)
         client = meter.for_client(proc.pid) if meter is not None else None
