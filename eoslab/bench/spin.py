@@ -5,7 +5,7 @@ flight (``rktp_msgs_inflight``, checked in ``rd_kafka_toppar_producer_serve``, `
 oldest queued record is older than ``linger.ms``, that function has already set the broker thread's next
 wake-up to "now" (``rd_kafka_msgq_allow_wakeup_at``, ``rdkafka_msg.c``) before the cap stops it from sending;
 the thread then polls with a 0 ms timeout until the answer lowers the count. The research predicts a spin
-(``wakeups`` per record far above acks=all's) and three controls:
+(``wakeups`` per record far above acks=all's); the controls:
 
 * ``linger100``: ``linger.ms=100``, above the round trip: the wake-up lies in the future, no spin;
 * ``p15``: 15 partitions, 5 per leader: the connection's ``max.in.flight`` window fills, the request waits in
