@@ -130,7 +130,7 @@ def _window(t: pd.DataFrame) -> str | None:
     same = _same(one, idem)
     how = "not distinguishable from" if same else ("faster than" if ratio > 1 else "slower than")
     cause = (
-        "the one-request window alone accounts for the idempotent producer's throughput"
+        "this run cannot tell the one-request window's cost from the rest of the idempotent producer's"
         if same
         else "the window alone does not account for the idempotent producer's throughput"
     )

@@ -131,7 +131,7 @@ def test_sentences_follow_the_figures_when_the_controls_remove_the_spin():
     assert said[0].startswith("course layout:") and "its broker threads spin" in said[0]
     assert "linger.ms=100" in said[1] and "the spin is gone" in said[1]
     assert "15 partitions" in said[2] and "the spin is gone" in said[2]
-    assert "not distinguishable from" in said[3] and "the one-request window alone accounts" in said[3]
+    assert "not distinguishable from" in said[3] and "cannot tell the one-request window's cost" in said[3]
     assert "no spin: the spin belongs to the idempotence path" in said[3]
 
 
