@@ -14,7 +14,7 @@ import pandas as pd
 from eoslab.runs import CPU_KINDS
 
 NOT_MEASURED = "not measured on docker (the nodes' pids are not this machine's)"
-CLIENTS = ("eoslab", "java")
+CLIENTS = ("eoslab", "java", "rdkafka_perf")
 WIDTHS = {"client": 9, "brokers": 10, "controllers": 14}
 GAP = "   "
 
@@ -38,8 +38,9 @@ def cpu_lines(table: pd.DataFrame, backend: str = "local") -> list[str]:
     us = table.set_index(["label", "client", "kind"])["us_per_record"]
     span = sum(WIDTHS.values())
     lines = [
-        "CPU µs per record over each mode's measured windows only (the harness's slices; the Java tool's stretch "
-        "after its warm-up report): client = the producing process, brokers and controllers = the 3 of each, summed",
+        "CPU µs per record over each mode's measured windows only (the harness's slices; the Java tool's and "
+        "rdkafka_performance's stretch after their warm-up): client = the producing process, brokers and "
+        "controllers = the 3 of each, summed",
         f"{'':<12}" + "".join(f"{GAP}{' ' + c + ' ':-^{span}}" for c in clients),
         f"{'mode':<12}" + "".join(GAP + "".join(f"{k:>{WIDTHS[k]}}" for k in CPU_KINDS) for _ in clients),
     ]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from eoslab.analysis._cpeer import CPEER_TABLE, cpeer_lines, cpeer_table
 from eoslab.analysis._cpu import cpu_lines
 from eoslab.analysis._load import Runs, load_runs
 from eoslab.analysis._metrics import latency_percentiles
@@ -43,6 +44,7 @@ class RunFigures:
     resolvable: float
     rounds: int
     cpu: pd.DataFrame = field(default_factory=lambda: cpu_table(pd.DataFrame()))  # eoslab.runs.cpu_table
+    cpeer: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(CPEER_TABLE)))
 
 
 def _pandas(df: Any) -> pd.DataFrame:
@@ -92,6 +94,7 @@ def run_figures(runs: Runs, run: str | None = None, *, seed: int = 0) -> RunFigu
     java = _pandas(kit_vs_java(summary))
     lat = _pandas(latency_percentiles(one.samples, "ack"))
     cpu = cpu_table(_pandas(_cpu_rows(summary)))
+    cpeer = cpeer_table(_pandas(summary.where("phase = 'saturation'")))
     env = _pandas(one.env).iloc[0]
     ov_df.unpersist()
     summary.unpersist()
@@ -104,6 +107,7 @@ def run_figures(runs: Runs, run: str | None = None, *, seed: int = 0) -> RunFigu
         float(res["resolvable"].iloc[0]) if len(res) else math.nan,
         int(modes["rounds"].min()) if len(modes) else 0,
         cpu,
+        cpeer,
     )
 
 
@@ -306,7 +310,9 @@ def _latency_lines(f: RunFigures) -> list[str]:
 def report_text(f: RunFigures) -> str:
     """The one-screen report of a run: per mode the median over rounds and its 95 % interval, the
     overhead against acks_all and whether this run resolves it, the Java peer, latency, takeaways."""
-    lines = [_env_line(f.env), *_mode_lines(f), *_java_lines(f), *cpu_lines(f.cpu, str(f.env.get("backend", "local")))]
+    lines = [_env_line(f.env), *_mode_lines(f), *_java_lines(f)]
+    lines += cpeer_lines(f.cpeer, str(f.env.get("librdkafka_version", "?")))
+    lines += cpu_lines(f.cpu, str(f.env.get("backend", "local")))
     lines += [*_latency_lines(f), "takeaways:"]
     lines += [f"- {t}" for t in takeaways(f)]
     lines.append(f"note: {TXN_NOTE}.")

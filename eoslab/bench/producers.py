@@ -27,6 +27,8 @@ import numpy as np
 import pandas as pd
 
 from eoslab.bench import _harness
+from eoslab.bench._cpeer import CLIENT as CPEER_CLIENT
+from eoslab.bench._cpeer import CPEER_WARMUP_S, CPeerResult, run_cpeer
 from eoslab.bench._cpu import CpuMeter
 from eoslab.bench._harness import BenchError
 from eoslab.bench._peer import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE, PeerResult, peer_records, run_peer
@@ -46,6 +48,8 @@ from eoslab.runs import (
 )
 
 __all__ = [
+    "CPEER_CLIENT",
+    "CPEER_WARMUP_S",
     "BenchError",
     "IDEMPOTENT_NOTE",
     "JAVA_WARMUP_S",
@@ -55,6 +59,7 @@ __all__ = [
     "run_matrix",
 ]
 
+CPEER_LABELS = ("acks_all", "idempotent")
 SETUP_S = 2.0
 """Per mode, the topic, the producer, its warm-up, the consumers' join: what a run costs beside its slices."""
 
@@ -145,12 +150,56 @@ def check_disk(cluster: Cluster, m: Matrix) -> None:
         )
 
 
-def estimate_s(m: Matrix) -> float:
-    """The wall time a run of ``m`` should take on a quiet 2-core laptop (printed before it starts)."""
+def estimate_s(m: Matrix, c_peer: bool = False) -> float:
+    """The wall time a run of ``m`` should take on a quiet 2-core laptop (printed before it starts); with
+    ``c_peer``, rdkafka_performance's runs too (not its one-time build)."""
     peers = m.peer_workloads()
     java = len(peers) * (3.0 + JAVA_WARMUP_S + m.java_seconds)  # a JVM start, its warm-up report, the stretch
     fixed = sum(w.duration_s + 1.0 for w in m.workloads)
-    return m.rounds * m.round_s + java + fixed + SETUP_S * len(m.workloads)
+    c = len(cpeer_workloads(m)) * (1.0 + CPEER_WARMUP_S + m.java_seconds) if c_peer else 0.0
+    return m.rounds * m.round_s + java + c + fixed + SETUP_S * len(m.workloads)
+
+
+def cpeer_workloads(m: Matrix) -> list[Workload]:
+    """The workloads librdkafka's rdkafka_performance measures: the baseline and idempotence (it has no
+    transactions)."""
+    return [w for w in m.workloads if w.label in CPEER_LABELS]
+
+
+def _cpeer_row(run_id: str, i: int, w: Workload, r: CPeerResult) -> dict[str, Any]:
+    row = sat_row(run_id, i, w, CPEER_CLIENT, r.records, r.seconds, NOT_IN_ROUNDS, -1, cpu=r.cpu)
+    st = r.stats
+    row.update(
+        cpeer_librdkafka_version=r.version,
+        cpeer_warmup_s=CPEER_WARMUP_S,
+        cpeer_broker_threads_us_per_record=r.threads.get("broker_threads", float("nan")) / r.records * 1e6
+        if r.records
+        else float("nan"),
+        cpeer_wakeups_per_record=st.wakeups_per_record if st is not None else float("nan"),
+    )
+    return row
+
+
+def _measure_cpeers(
+    cluster: Cluster, m: Matrix, run_id: str, index: dict[str, int], summary: list[dict[str, Any]], bar: Any
+) -> None:
+    """librdkafka's rdkafka_performance on the baseline and idempotence, for ``m.java_seconds`` after its
+    warm-up; its rows are appended to ``summary``."""
+    from eoslab._progress import advance
+    from eoslab.bench import _cbuild
+
+    program = _cbuild.build()
+    version = _cbuild.version(program)
+    meter = CpuMeter.of(cluster, None) if cluster.backend.name == "local" else None
+    for w in cpeer_workloads(m):
+        bar.set_description(f"{w.label}: librdkafka's rdkafka_performance")
+        t = _topic(cluster, run_id, w, "c")
+        try:
+            r = run_cpeer(program, version, w, t, cluster.bootstrap_servers(), m.java_seconds, meter)
+        finally:
+            cluster.admin.delete_topic(t)
+        advance(bar, 1.0 + CPEER_WARMUP_S + m.java_seconds)
+        summary.append(_cpeer_row(run_id, index[w.label], w, r))
 
 
 def _measure_peers(
@@ -214,9 +263,14 @@ def _samples(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def run_matrix(
-    cluster: Cluster, m: Matrix | str = "default", root: str | Path | None = None, progress: bool = True
+    cluster: Cluster,
+    m: Matrix | str = "default",
+    root: str | Path | None = None,
+    progress: bool = True,
+    c_peer: bool = False,
 ) -> Path:
-    """Measure every workload of the matrix and write one run folder; returns its path."""
+    """Measure every workload of the matrix and write one run folder; returns its path. ``c_peer``: also
+    librdkafka's own rdkafka_performance (built once) on the baseline and idempotence."""
     from tqdm import tqdm
 
     from eoslab._progress import progress_bar
@@ -227,17 +281,20 @@ def run_matrix(
     folder = runs_dir(root) / run_id
     env = fingerprint(run_id, cluster.backend.name, m.name, m.rounds, m.seconds)
     env["java_peer"] = m.java_peer
+    env["c_peer"] = c_peer
     bootstrap = cluster.bootstrap_servers()
     index = {w.label: i for i, w in enumerate(m.workloads)}
     params = [
         {"run_id": run_id, "workload": i, **w.record(), "rounds": m.rounds, "slice_s": m.slice_s(w)}
         for i, w in enumerate(m.workloads)
     ]
-    bar = progress_bar("bench", total=estimate_s(m), unit="s", delay=0.0) if progress else tqdm(disable=True)
+    bar = progress_bar("bench", total=estimate_s(m, c_peer), unit="s", delay=0.0) if progress else tqdm(disable=True)
     t_start = time.monotonic()
     try:
         summary = run_rounds(cluster, m, run_id, bar)
         _measure_peers(cluster, m, run_id, index, summary, bar)
+        if c_peer:
+            _measure_cpeers(cluster, m, run_id, index, summary, bar)
         fixed, frames = _measure_fixed_load(cluster, bootstrap, m, run_id, index, bar)
         summary += fixed
     finally:

@@ -45,7 +45,7 @@ def _producers_shape(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _producers_wall(wall: float, shape: dict[str, Any], m: Matrix) -> None:
-    if not shape and m.name == "default":  # the learner's run, against its target
+    if not shape and m.name == "default":  # the learner's run (the C peer, opt-in, is part of the shape)
         from eoslab.bench.targets import DEFAULT_RUN_S
 
         verdict = "met" if wall <= DEFAULT_RUN_S else "OVER"
@@ -63,14 +63,18 @@ def _producers(args: argparse.Namespace) -> int:
 
     shape = _producers_shape(args)
     m = matrix(args.matrix, **shape)
+    c_peer = bool(getattr(args, "c_peer", False))
+    if c_peer:
+        shape = {**shape, "c_peer": True}
     cluster = cluster_of(args)
     cluster.require_running()
     print(
-        f"{m.name} matrix: {m.rounds} rounds × {len(m.workloads)} modes, Java peer: {m.java_peer}; "
-        f"about {estimate_s(m) / 60:.1f} min on a quiet 2-core laptop"
+        f"{m.name} matrix: {m.rounds} rounds × {len(m.workloads)} modes, Java peer: {m.java_peer}"
+        + (", C peer: rdkafka_performance" if c_peer else "")
+        + f"; about {estimate_s(m, c_peer) / 60:.1f} min on a quiet 2-core laptop"
     )
     t0 = time.monotonic()
-    folder = run_matrix(cluster, m, args.runs_dir)
+    folder = run_matrix(cluster, m, args.runs_dir, c_peer=c_peer)
     from eoslab.analysis import report, spark_session  # Spark computes the intervals
 
     print(report(spark_session(kafka=False), folder))
@@ -135,6 +139,21 @@ def _wire(args: argparse.Namespace) -> int:
     return bench_wire(cluster, args.modes.split(",") if args.modes else EOS_PEERS)
 
 
+def _spin(args: argparse.Namespace) -> int:
+    from eoslab.bench.spin import bench_spin, chosen
+
+    cluster = cluster_of(args)
+    cluster.require_running()
+    return bench_spin(
+        cluster,
+        chosen(args.variants),
+        rounds=args.rounds or 2,
+        seconds=args.seconds or 4.0,
+        txn=bool(args.txn),
+        root=args.runs_dir,
+    )
+
+
 def _grading(args: argparse.Namespace) -> int:
     from eoslab import grading
     from eoslab._paths import project_root
@@ -172,6 +191,7 @@ BENCHES: dict[str, Handler] = {
     "producers": _producers,
     "faults": _faults,
     "wire": _wire,
+    "spin": _spin,
     "analyse": _analyse,
     "grading": _grading,
 }
@@ -209,10 +229,23 @@ def _bench_parser(sub: Subparsers) -> None:
         "--java", choices=PEERS, default=None, help="producers: which modes Kafka's producer-perf-test measures"
     )
     s.add_argument("--java-seconds", type=float, default=None, help="producers: the Java tool's measured stretch")
+    s.add_argument(
+        "--c-peer",
+        action="store_true",
+        help="producers: also librdkafka's own rdkafka_performance on acks_all and idempotent (built once, ~1 min)",
+    )
     s.add_argument("--records", type=int, default=None, help="faults: input records per cell (default 200)")
     s.add_argument("--faults", default=None, help="faults: which faults, comma-separated (default all six)")
     s.add_argument("--kinds", default=None, help="faults: which processors, comma-separated (default eos,alo)")
     s.add_argument("--modes", default=None, help=f"wire: modes, comma-separated (default {','.join(EOS_PEERS)})")
+    s.add_argument(
+        "--variants",
+        default=None,
+        help="spin: which layouts, comma-separated (default course,linger100,p15,mif1,p15s0,p18s0)",
+    )
+    s.add_argument(
+        "--txn", action="store_true", help="spin: also a transactional producer (100 ms) in the course layout"
+    )
     s.add_argument("--fresh", action="store_true", help="cluster: also time a start from empty storage (deletes data)")
     s.add_argument("--starts", type=int, default=1, help="cluster: cold starts to time, one after another")
     s.add_argument(
