@@ -7,7 +7,7 @@
 """
 
 from eoslab.course._doctor import Check, Report, doctor
-from eoslab.course._lab import INDEX, course_root, lab_argv
+from eoslab.course._lab import HIDE_GLOBS, INDEX, course_root, lab_argv, lab_env
 from eoslab.course._measure import NOTEBOOK_LIMIT, Measured, measure_times, to_measure
 from eoslab.course._time_lines import write_time_lines
 from eoslab.course._time_table import time_table
@@ -23,6 +23,7 @@ from eoslab.course._timing import (
 from eoslab.course._workshop import LEARNER_EXCLUDES, PackResult, course_files, load_docker_images, pack
 
 __all__ = [
+    "HIDE_GLOBS",
     "Check",
     "CourseTime",
     "INDEX",
@@ -41,6 +42,7 @@ __all__ = [
     "course_time",
     "doctor",
     "lab_argv",
+    "lab_env",
     "load_docker_images",
     "measure_times",
     "pack",
