@@ -26,8 +26,8 @@ def _ensure_lab() -> int:
     from eoslab.cluster import docker_available
 
     if (why := docker_available()) is not None:
-        print(f"eoslab: the lab image cannot be built here ({why}).")
-        return 1
+        print(f"eoslab: the lab image cannot be built here ({why}); the lab container's test skips.")
+        return 0
     r = _lab_image.build_lab_image()
     print(f"Lab image: {r.image} ({'up to date' if r.cached else 'built'} in {r.seconds:.0f} s).")
     return 0

@@ -65,7 +65,9 @@ def test_the_dockerfile_default_base_is_the_pinned_registry_base_and_the_kit_is_
     steps = [ln.split()[0] for ln in text.splitlines() if re.match(r"^(RUN|COPY) ", ln)]
     jdk, kit = text.index("openjdk-17-jdk-headless"), text.index("COPY eoslab /opt/eoslab/src/eoslab")
     assert jdk < text.index("pip install") < text.index("COPY eoslab/_java") < kit
-    assert steps[-4:] == ["COPY", "COPY", "COPY", "RUN"]  # the kit, then its install: a kit edit rebuilds these
+    assert steps[-5:] == ["COPY", "COPY", "COPY", "COPY", "RUN"]  # the kit and its install come last
+    assert text.index("COPY --from=deps /opt/eoslab /opt/eoslab") < kit  # the venv and jars, not the wheels
+    assert re.findall(r"^FROM (.+)$", text, re.M) == ["${BASE} AS system", "system AS deps", "system"]
     assert "docker-cli docker-compose" in text and "trixie" in text  # compose v2 the way tools/system/docker.sh does
 
 
