@@ -88,7 +88,7 @@ def _quote(value: str) -> str:
 def _healthcheck(broker: Node) -> list[str]:
     """Healthy once the broker listens on its INTERNAL port (the lab service waits for it): bash's /dev/tcp, in
     the official image and the kit's alike (both run bash scripts), no JVM of its own."""
-    probe = f"exec 3<>/dev/tcp/127.0.0.1/{broker.internal_port}"
+    probe = f"exec 3<>/dev/tcp/{LOOPBACK}/{broker.internal_port}"
     return [
         "    healthcheck:",
         f'      test: ["CMD", "bash", "-c", {_quote(probe)}]',

@@ -42,7 +42,7 @@ def _name(requirement: str) -> str:
 
 def lab_requirements() -> list[str]:
     """The pinned requirements of this environment (``pip freeze``) minus :data:`DEV_ONLY`."""
-    from eoslab.course._workshop import pinned_requirements
+    from eoslab.course import pinned_requirements
 
     return [r for r in pinned_requirements() if _name(r) not in DEV_ONLY]
 
@@ -69,7 +69,7 @@ def lab_jars() -> list[str]:
 
 def build_lab_image(*, force: bool = False, echo: _image.Echo = print) -> _image.ImageBuild:
     """Build :data:`LAB_IMAGE` on :data:`eoslab._image.BASE_IMAGE` unless an image of the same inputs is here."""
-    from eoslab.course._workshop import build_wheels, bundle_jars
+    from eoslab.course import build_wheels, bundle_jars
 
     root = project_root()
     if root is None:

@@ -15,8 +15,7 @@ from eoslab._up import up
 from eoslab.cli._common import Handler, Registrar, Subparsers, cluster_of
 from eoslab.cluster import Cluster
 from eoslab.errors import EoslabError
-from eoslab.faults import ensure_proxy
-from eoslab.faults._lifecycle import in_lab_container
+from eoslab.faults import ensure_proxy, in_lab_container
 
 
 def _print_status(cluster: Cluster) -> None:

@@ -20,12 +20,21 @@ from eoslab.course._timing import (
     ModuleTime,
     course_time,
 )
-from eoslab.course._workshop import LEARNER_EXCLUDES, PackResult, course_files, load_docker_images, pack
+from eoslab.course._workshop import (
+    LEARNER_EXCLUDES,
+    PackResult,
+    build_wheels,
+    bundle_jars,
+    course_files,
+    load_docker_images,
+    pack,
+    pinned_requirements,
+)
 
 __all__ = [
-    "HIDE_GLOBS",
     "Check",
     "CourseTime",
+    "HIDE_GLOBS",
     "INDEX",
     "LAB_MINUTES_PER_TASK",
     "LEARNER_EXCLUDES",
@@ -37,6 +46,8 @@ __all__ = [
     "Report",
     "TIMES_FILE",
     "WORKSHOP_MINUTES",
+    "build_wheels",
+    "bundle_jars",
     "course_files",
     "course_root",
     "course_time",
@@ -46,6 +57,7 @@ __all__ = [
     "load_docker_images",
     "measure_times",
     "pack",
+    "pinned_requirements",
     "time_table",
     "to_measure",
     "write_time_lines",

@@ -73,7 +73,7 @@ def test_the_dockerfile_default_base_is_the_pinned_registry_base_and_the_kit_is_
 
 def test_the_lab_image_leaves_out_the_developer_tools_only(monkeypatch):
     pins = ["pandas==2.2.3", "ruff==0.17.6", "mypy==2.4.1", "playwright==1.65.2", "Jupyterlab==4.6.6", "pip==25"]
-    monkeypatch.setattr("eoslab.course._workshop.pinned_requirements", lambda: pins)
+    monkeypatch.setattr("eoslab.course.pinned_requirements", lambda: pins)
     assert _lab_image.lab_requirements() == ["pandas==2.2.3", "Jupyterlab==4.6.6", "pip==25"]
     deps = (ROOT / "pyproject.toml").read_text().split("dependencies = [", 1)[1].split("]", 1)[0]
     assert not any(f'"{name}' in deps for name in _lab_image.DEV_ONLY)
