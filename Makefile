@@ -94,6 +94,7 @@ test: setup  ## run the whole suite: test-unit, test-cluster, test-course, test-
 	started=; $(CLUSTERS_DOWN); [ $$rc = 0 ] || exit $$rc; \
 	tools/system/docker.sh ensure || exit 1; \
 	$(BIN)/eoslab image ensure || exit 1; \
+	$(BIN)/eoslab image ensure --lab || exit 1; \
 	( $(DOCKER_COURSE_ENV); trap '$(DOCKER_COURSE_DOWN)' EXIT; trap 'exit 130' INT TERM; \
 	  $(BIN)/eoslab up && EOSLAB_KEEP_CLUSTER=1 $(call tier,course,$(PARALLEL)) ) || exit $$?; \
 	$(call tier,system,$(PARALLEL))
@@ -112,7 +113,7 @@ test-course: setup  ## tier 3: the notebooks under nbval, the labs graded, the c
 test-system: setup  ## tier 4: the docker backend and the offline workshop install (as root: installs Docker)
 	@tools/system/docker.sh ensure || exit 1; \
 	trap 'tools/system/docker.sh stop' EXIT; trap 'exit 130' INT TERM; \
-	export EOSLAB_BACKEND=local; $(BIN)/eoslab image ensure || exit 1; \
+	export EOSLAB_BACKEND=local; $(BIN)/eoslab image ensure || exit 1; $(BIN)/eoslab image ensure --lab || exit 1; \
 	$(call tier,system,$(PARALLEL))
 
 # The JVM-free tests, in seconds: no cluster, no Spark, no lint run (tests/unit minus the `jvm` and `lint` marks).

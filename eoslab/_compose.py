@@ -16,11 +16,13 @@ compose project and container names (:func:`compose_project`).
 
 from __future__ import annotations
 
+from eoslab._compose_lab import render_lab_service
 from eoslab._ports import LOOPBACK
 from eoslab.topology import (
     JVM_HEAP,
     KAFKA_IMAGE,
     TOOL_JVM_FLAGS,
+    Node,
     Topology,
     local_broker_extra_flags,
     node_properties,
@@ -43,6 +45,8 @@ CONTAINER_TOOL_ENV: tuple[tuple[str, str], ...] = (
 local tools map theirs. Measured on 2 cores: ``kafka-transactions.sh list`` 0.94 s instead of 1.40 s
 (docs/docker.md). A missing archive (another image) is skipped silently (``-Xshare:auto``)."""
 IMAGE_VARIABLE = "EOSLAB_KAFKA_IMAGE"
+HEALTH_INTERVAL = "2s"
+"""How often compose checks that a broker listens (Docker's default, 30 s, would hold the lab service back)."""
 
 WRAPPER_EXCLUDED = frozenset(
     {
@@ -81,6 +85,19 @@ def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _healthcheck(broker: Node) -> list[str]:
+    """Healthy once the broker listens on its INTERNAL port (the lab service waits for it): bash's /dev/tcp, in
+    the official image and the kit's alike (both run bash scripts), no JVM of its own."""
+    probe = f"exec 3<>/dev/tcp/{LOOPBACK}/{broker.internal_port}"
+    return [
+        "    healthcheck:",
+        f'      test: ["CMD", "bash", "-c", {_quote(probe)}]',
+        f"      interval: {HEALTH_INTERVAL}",
+        "      timeout: 5s",
+        "      retries: 90",
+    ]
+
+
 def render_compose(topo: Topology | None = None) -> str:
     topo = topo or Topology()  # the canonical ports, whatever $EOSLAB_PORT_OFFSET says
     project = compose_project(topo)
@@ -89,6 +106,7 @@ def render_compose(topo: Topology | None = None) -> str:
         "# tests/unit/test_compose.py fails when this file and the topology disagree.",
         "# The cluster of the course: 3 KRaft controllers (static voters) + 3 brokers, RF 3, min ISR 2.",
         "# Use it through the kit: EOSLAB_BACKEND=docker eoslab up",
+        "# Or the whole course in containers (profile lab, README): docker compose --profile lab up -d",
         f"# Another image than the official one: {IMAGE_VARIABLE}=eoslab/kafka:{topo.kafka_version} (docs/docker.md).",
         f"name: {project}",
         "services:",
@@ -117,6 +135,9 @@ def render_compose(topo: Topology | None = None) -> str:
         published = node.ports if not node.is_broker else (node.client_port, node.proxied_port)
         lines += [f'      - "{LOOPBACK}:{p}:{p}"' for p in published]
         lines += ["    volumes:", f"      - {node.name}-data:{CONTAINER_DATA_DIR}"]
+        if node.is_broker:
+            lines += _healthcheck(node)
+    lines += render_lab_service(topo)
     lines.append("volumes:")
     lines += [f"  {n.name}-data: {{}}" for n in topo.nodes]
     return "\n".join(lines) + "\n"

@@ -230,31 +230,58 @@ def image_id(name: str) -> str:
     return proc.stdout.strip()
 
 
+def build(
+    image: str,
+    digest: str,
+    write: Callable[[Path], None],
+    *,
+    force: bool,
+    dockerfile: str | None = None,
+    build_args: dict[str, str] | None = None,
+) -> bool:
+    """``docker build`` of ``image`` from a context that ``write`` fills, unless the image here already carries
+    ``digest`` (its :data:`CONTEXT_LABEL`): True when it built. The legacy builder (no buildx plugin needed);
+    the build it replaces is removed (untagged by then)."""
+    if not force and image_label(image, CONTEXT_LABEL) == digest:
+        return False
+    previous = image_id(image) if image_exists(image) else None
+    with tempfile.TemporaryDirectory(prefix="eoslab-image-") as tmp:
+        ctx = Path(tmp)
+        write(ctx)
+        cmd = [docker(), "build", "--label", f"{CONTEXT_LABEL}={digest}", "--tag", image]
+        if dockerfile is not None:
+            cmd += ["--file", str(ctx / dockerfile)]
+        for key, value in (build_args or {}).items():
+            cmd += ["--build-arg", f"{key}={value}"]
+        if force:
+            cmd.append("--no-cache")
+        env = dict(os.environ, DOCKER_BUILDKIT="0")
+        proc = subprocess.run([*cmd, str(ctx)], capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-8:])
+            raise SetupError(f"`docker build` of {image} failed (is Debian's mirror reachable?):\n{tail}")
+    if previous and previous != image_id(image):
+        subprocess.run([docker(), "image", "rm", previous], capture_output=True, timeout=120)
+    return True
+
+
+def ensure_base(force: bool, echo: Echo) -> float | None:
+    """:data:`BASE_IMAGE` built unless here (``force``: again): the seconds it took, None when it was here."""
+    return build_base(echo) if force or not image_exists(BASE_IMAGE) else None
+
+
 def build_image(*, force: bool = False, echo: Echo = print) -> ImageBuild:
     """Build :data:`LOCAL_IMAGE` unless an image of the same inputs is here already (``force``: rebuild)."""
     start = time.monotonic()
     jars = _jars.kafka_jars()
     _jars.check_single_log4j_binding(jars)
-    base_seconds = None
-    if force or not image_exists(BASE_IMAGE):
-        base_seconds = build_base(echo)
+    base_seconds = ensure_base(force, echo)
     files = context_files()
     digest = context_digest(files, jars, image_id(BASE_IMAGE))
-    if not force and image_label(LOCAL_IMAGE, CONTEXT_LABEL) == digest:
-        return ImageBuild(LOCAL_IMAGE, time.monotonic() - start, True, base_seconds)
-    previous = image_id(LOCAL_IMAGE) if image_exists(LOCAL_IMAGE) else None
-    with tempfile.TemporaryDirectory(prefix="eoslab-image-") as tmp:
-        ctx = Path(tmp)
+
+    def write(ctx: Path) -> None:
         write_context(ctx, files, jars)
         echo(f"docker build -> {LOCAL_IMAGE} (openjdk-17-jre-headless from Debian, {len(jars)} pinned jars) ...")
-        cmd = [docker(), "build", "--label", f"{CONTEXT_LABEL}={digest}", "--tag", LOCAL_IMAGE]
-        if force:
-            cmd.append("--no-cache")
-        env = dict(os.environ, DOCKER_BUILDKIT="0")  # the legacy builder: no buildx plugin needed
-        proc = subprocess.run([*cmd, str(ctx)], capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-8:])
-            raise SetupError(f"`docker build` of {LOCAL_IMAGE} failed (is Debian's mirror reachable?):\n{tail}")
-    if previous and previous != image_id(LOCAL_IMAGE):  # the build it replaces: untagged now, remove it
-        subprocess.run([docker(), "image", "rm", previous], capture_output=True, timeout=120)
-    return ImageBuild(LOCAL_IMAGE, time.monotonic() - start, False, base_seconds)
+
+    built = build(LOCAL_IMAGE, digest, write, force=force)
+    return ImageBuild(LOCAL_IMAGE, time.monotonic() - start, not built, base_seconds)

@@ -56,6 +56,23 @@ DEMO_TOPIC = "demo"
 """The course's topic: partition 0 is "A" (led by broker 1), partition 1 is "B" (broker 2)."""
 DEMO_PARTITION_LEADERS = {0: 1, 1: 2}
 
+IN_COMPOSE_VARIABLE = "EOSLAB_IN_COMPOSE"
+"""``1`` in the lab container (docker-compose.yml's ``lab`` service): the kit runs inside the compose network."""
+
+
+def in_compose() -> bool:
+    """True in the lab container. There the brokers' CLIENT listeners (advertised as 127.0.0.1) are out of
+    reach, so direct clients use the INTERNAL listeners by container name (``broker-N:1919N``); the fault proxy
+    binds every interface (the lab service publishes its ports on the host's 127.0.0.1) and dials
+    ``broker-N:<proxied port>``. PROXIED still advertises ``127.0.0.1:<front>``: in the container that is the
+    proxy itself, on the host the lab service's published port, so host clients work at the same time."""
+    return os.environ.get(IN_COMPOSE_VARIABLE, "") == "1"
+
+
+def bind_host() -> str:
+    """Where the fault proxy and its control API listen: 127.0.0.1, or every interface in the lab container."""
+    return "0.0.0.0" if in_compose() else LOOPBACK
+
 
 @dataclass(frozen=True)
 class Node:
@@ -94,6 +111,17 @@ class Node:
     def proxy_front_port(self) -> int:
         assert self.is_broker
         return PROXY_FRONT_PORT_BASE + self.node_id + self.port_offset
+
+    def direct_address(self) -> tuple[str, int]:
+        """Where this process reaches the node without the proxy: a broker's CLIENT listener on 127.0.0.1, a
+        controller's port; in the lab container (:func:`in_compose`) by container name, a broker's INTERNAL."""
+        if not in_compose():
+            return LOOPBACK, self.client_port if self.is_broker else self.controller_port
+        return self.name, self.internal_port if self.is_broker else self.controller_port
+
+    def proxied_address(self) -> tuple[str, int]:
+        """Where the fault proxy dials this broker's PROXIED listener."""
+        return (self.name if in_compose() else LOOPBACK), self.proxied_port
 
     @property
     def ports(self) -> tuple[int, ...]:
@@ -273,7 +301,9 @@ class Topology:
         return ",".join(f"{c.node_id}@{host or c.name}:{c.controller_port}" for c in self.controllers)
 
     def bootstrap_servers(self, proxied: bool = False, host: str = LOOPBACK) -> str:
-        """Client bootstrap list: direct, or through the fault proxy."""
+        """Client bootstrap list: direct, or through the fault proxy (direct in the lab container: INTERNAL)."""
+        if not proxied and host == LOOPBACK and in_compose():
+            return ",".join("{}:{}".format(*b.direct_address()) for b in self.brokers)
         return ",".join(f"{host}:{b.proxy_front_port if proxied else b.client_port}" for b in self.brokers)
 
     def all_ports(self) -> dict[int, str]:

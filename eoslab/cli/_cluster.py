@@ -15,7 +15,7 @@ from eoslab._up import up
 from eoslab.cli._common import Handler, Registrar, Subparsers, cluster_of
 from eoslab.cluster import Cluster
 from eoslab.errors import EoslabError
-from eoslab.faults import ensure_proxy
+from eoslab.faults import ensure_proxy, in_lab_container
 
 
 def _print_status(cluster: Cluster) -> None:
@@ -55,7 +55,14 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"Starting 3 controllers + 3 brokers ({on}) ...", flush=True)
     pid = up(cluster, timeout=args.timeout)
     print("The cluster is " + ("already up." if already else "up."))
-    print(f"The fault proxy runs (pid {pid}; control API {LOOPBACK}:{cluster.topology.proxy_control_port}).")
+    control = f"control API {LOOPBACK}:{cluster.topology.proxy_control_port}"
+    if in_lab_container(cluster.topology):
+        print(
+            f"The fault proxy runs in the lab container ({control}, published by the lab service): "
+            "no proxy is started on this host, which would fight it for the same ports."
+        )
+    else:
+        print(f"The fault proxy runs (pid {pid}; {control}).")
     _print_status(cluster)
     return 0
 

@@ -63,10 +63,10 @@ def cmd_lab(args: argparse.Namespace) -> int:
     """Replace this process with JupyterLab serving the course (the cluster is `eoslab up`'s job)."""
     import os
 
-    from eoslab.course import lab_argv
+    from eoslab.course import lab_argv, lab_env
 
     argv = lab_argv(None, *args.jupyter_args)
-    os.execv(argv[0], argv)
+    os.execve(argv[0], argv, lab_env())
     return 0  # not reached
 
 

@@ -17,7 +17,6 @@ from confluent_kafka import ElectionType, KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 from eoslab._librdkafka import KIT
-from eoslab._ports import LOOPBACK
 from eoslab._timeouts import REQUEST, TOPIC
 from eoslab._wait import wait_until
 from eoslab.errors import ClusterError, ClusterNotRunning
@@ -185,7 +184,7 @@ NOT_LEADER_OR_FOLLOWER = 6
 def _ask_quorum(controller: Node, timeout: float) -> tuple[int, dict[str, Any]]:
     """DescribeQuorum (api key 55) asked of one controller directly (KIP-919 lets it answer); returns the
     error code and the partition's answer."""
-    with KafkaConnection(LOOPBACK, controller.controller_port, client_id="eoslab-admin", timeout=timeout) as conn:
+    with KafkaConnection(*controller.direct_address(), client_id="eoslab-admin", timeout=timeout) as conn:
         resp = conn.request(
             "DescribeQuorum",
             0,
@@ -234,7 +233,7 @@ def unfenced_brokers(topology: Topology, timeout: float = REQUEST) -> list[int]:
     errors = []
     for broker in topology.brokers:
         try:
-            with KafkaConnection(LOOPBACK, broker.client_port, client_id="eoslab-admin", timeout=timeout) as conn:
+            with KafkaConnection(*broker.direct_address(), client_id="eoslab-admin", timeout=timeout) as conn:
                 resp = conn.request("DescribeCluster", 0, {"IncludeClusterAuthorizedOperations": False})
         except Exception as exc:  # noqa: BLE001 - not up yet: ask the next broker
             errors.append(f"{broker.name}: {exc}")
@@ -255,7 +254,7 @@ def find_coordinators(
     type makes the broker create ``__consumer_offsets`` / ``__transaction_state``;
     unlike ``init_transactions()`` it does not allocate a producer id.
     """
-    with KafkaConnection(LOOPBACK, broker.client_port, client_id="eoslab-admin", timeout=timeout) as conn:
+    with KafkaConnection(*broker.direct_address(), client_id="eoslab-admin", timeout=timeout) as conn:
         resp = conn.request("FindCoordinator", 4, {"KeyType": key_type, "CoordinatorKeys": keys})
     return {c["Key"]: (c["ErrorCode"], c["NodeId"]) for c in resp["Coordinators"]}
 
@@ -271,7 +270,7 @@ def partition_views(topology: Topology, topic: str, timeout: float = VIEW_TIMEOU
     views: dict[int, dict[int, int]] = {}
     for broker in topology.brokers:
         try:
-            with KafkaConnection(LOOPBACK, broker.client_port, client_id="eoslab-admin", timeout=timeout) as conn:
+            with KafkaConnection(*broker.direct_address(), client_id="eoslab-admin", timeout=timeout) as conn:
                 resp = conn.request("Metadata", None, {"Topics": [{"Name": topic}], "AllowAutoTopicCreation": False})
         except Exception:  # noqa: BLE001 - a dead broker has no view; the others still count
             continue
@@ -284,7 +283,7 @@ def partition_views(topology: Topology, topic: str, timeout: float = VIEW_TIMEOU
 
 def broker_answers(broker: Node, timeout: float = REQUEST) -> None:
     """The broker's own process answers a Metadata request on its own port (an exception when it does not)."""
-    with KafkaConnection(LOOPBACK, broker.client_port, client_id="eoslab-admin", timeout=timeout) as conn:
+    with KafkaConnection(*broker.direct_address(), client_id="eoslab-admin", timeout=timeout) as conn:
         conn.request("Metadata", None, {"Topics": [], "AllowAutoTopicCreation": False})
 
 

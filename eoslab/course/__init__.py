@@ -7,7 +7,7 @@
 """
 
 from eoslab.course._doctor import Check, Report, doctor
-from eoslab.course._lab import INDEX, course_root, lab_argv
+from eoslab.course._lab import HIDE_GLOBS, INDEX, course_root, lab_argv, lab_env
 from eoslab.course._measure import NOTEBOOK_LIMIT, Measured, measure_times, to_measure
 from eoslab.course._time_lines import write_time_lines
 from eoslab.course._time_table import time_table
@@ -20,11 +20,21 @@ from eoslab.course._timing import (
     ModuleTime,
     course_time,
 )
-from eoslab.course._workshop import LEARNER_EXCLUDES, PackResult, course_files, load_docker_images, pack
+from eoslab.course._workshop import (
+    LEARNER_EXCLUDES,
+    PackResult,
+    build_wheels,
+    bundle_jars,
+    course_files,
+    load_docker_images,
+    pack,
+    pinned_requirements,
+)
 
 __all__ = [
     "Check",
     "CourseTime",
+    "HIDE_GLOBS",
     "INDEX",
     "LAB_MINUTES_PER_TASK",
     "LEARNER_EXCLUDES",
@@ -36,14 +46,18 @@ __all__ = [
     "Report",
     "TIMES_FILE",
     "WORKSHOP_MINUTES",
+    "build_wheels",
+    "bundle_jars",
     "course_files",
     "course_root",
     "course_time",
     "doctor",
     "lab_argv",
+    "lab_env",
     "load_docker_images",
     "measure_times",
     "pack",
+    "pinned_requirements",
     "time_table",
     "to_measure",
     "write_time_lines",

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
-from eoslab._ports import LOOPBACK
 from eoslab._timeouts import CLIENT_CALL, REQUEST
 from eoslab._wait import wait_until
 from eoslab.faults import demo_producer_config
@@ -215,7 +214,7 @@ def header_bytes(cluster: Cluster, topic: str, partition: int, offsets: list[int
 
     node = cluster.topology.broker(cluster.leader(topic, partition))
     rows = []
-    with KafkaConnection(LOOPBACK, node.client_port, client_id="eoslab-header-bytes", timeout=REQUEST) as conn:
+    with KafkaConnection(*node.direct_address(), client_id="eoslab-header-bytes", timeout=REQUEST) as conn:
         for offset in offsets:
             body = {
                 "ReplicaId": -1,

@@ -17,7 +17,7 @@ from eoslab.faults._clear import clear_faults
 from eoslab.faults._client import Fault, Proxy, Trace
 from eoslab.faults._control_client import HasTopology
 from eoslab.faults._errors import FaultError, FaultRuleError, ProxyNotRunning, ProxyStartError
-from eoslab.faults._lifecycle import ProxyStart, ensure_proxy, start_proxy, stop_proxy
+from eoslab.faults._lifecycle import ProxyStart, ensure_proxy, in_lab_container, start_proxy, stop_proxy
 from eoslab.faults._profile import DEMO_PRODUCER, demo_producer_config
 from eoslab.faults._render import BLIND_SPOTS
 from eoslab.faults._rules import RuleSpec
@@ -43,6 +43,7 @@ __all__ = [
     "end_zombies",
     "ensure_proxy",
     "error_name",
+    "in_lab_container",
     "start_proxy",
     "stop_proxy",
 ]

@@ -24,12 +24,12 @@ import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from eoslab._ports import LOOPBACK
 from eoslab.faults._errors import FaultError, FaultRuleError
 from eoslab.faults._proxy import ProxyEngine
 from eoslab.faults._replay import replay
 from eoslab.faults._rules import RuleSpec
 from eoslab.faults._store import MAX_CAPTURE_FRAME
+from eoslab.topology import bind_host, in_compose
 
 MAX_BODY = 1 << 20
 
@@ -45,7 +45,7 @@ class ControlServer:
 
     async def start(self) -> None:
         port = self.engine.topology.proxy_control_port
-        self.server = await asyncio.start_server(self._serve, LOOPBACK, port, reuse_address=True)
+        self.server = await asyncio.start_server(self._serve, bind_host(), port, reuse_address=True)
 
     async def _serve(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
         try:
@@ -102,6 +102,7 @@ async def _health(e: ProxyEngine, q: dict[str, str], body: dict[str, Any]) -> An
         "rules": len(e.rules),
         "rows": len(e.trace.rows),
         "connections": len(e.conns),
+        "in_compose": in_compose(),  # the lab container's proxy (its pid is of that container)
     }
 
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import struct
 
-from eoslab._ports import LOOPBACK
-
 _SIZE = struct.Struct(">i")
 TIMEOUT = 10.0  # longer than the 2 s min.insync wait of an acks=all write on a healthy cluster
 
 
-async def exchange(port: int, frame: bytes, expect_response: bool = True, timeout: float = TIMEOUT) -> bytes | None:
+async def exchange(
+    address: tuple[str, int], frame: bytes, expect_response: bool = True, timeout: float = TIMEOUT
+) -> bytes | None:
     """One request on a fresh connection to a broker's PROXIED listener; the raw response payload."""
-    r, w = await asyncio.wait_for(asyncio.open_connection(LOOPBACK, port), timeout)
+    r, w = await asyncio.wait_for(asyncio.open_connection(*address), timeout)
     try:
         w.write(frame)
         await w.drain()

@@ -14,7 +14,7 @@ from eoslab._ports import LOOPBACK
 from eoslab._wait import wait_until
 from eoslab.faults._control_client import HasTopology, health, topology_of
 from eoslab.faults._errors import ProxyStartError
-from eoslab.topology import TOPOLOGY, Topology
+from eoslab.topology import TOPOLOGY, Topology, in_compose
 
 START_TIMEOUT = 20.0  # the daemon imports pandas-free code and loads the schemas: ~1 s, 20 on a busy laptop
 STOP_TIMEOUT = 5.0  # SIGTERM closes sockets at once; after 5 s it is stuck, SIGKILL
@@ -92,6 +92,15 @@ class ProxyStart:
         pid_file(self.topology).unlink(missing_ok=True)
 
 
+def in_lab_container(topology: Topology = TOPOLOGY) -> bool:
+    """True on the host when the proxy answering on the control port is the lab container's (published there).
+
+    Then the host starts no proxy of its own (the container holds the ports; both would fight for them) and
+    stops none: ``docker compose --profile lab stop lab`` ends that one."""
+    found = health(topology)
+    return bool(found and found.get("in_compose")) and not in_compose()
+
+
 def start_proxy(target: Topology | HasTopology | None = None) -> ProxyStart:
     """Spawn the proxy daemon of ``target``'s topology unless it runs; do not wait for it."""
     topology = topology_of(target)
@@ -122,6 +131,8 @@ def ensure_proxy(target: Topology | HasTopology | None = None, timeout: float = 
 def stop_proxy(topology: Topology = TOPOLOGY, timeout: float = STOP_TIMEOUT) -> bool:
     """SIGTERM the daemon, SIGKILL it after ``timeout``; True if one was running."""
     proc = _procs.from_pid_file(pid_file(topology), expect=DAEMON_MODULE)
+    if proc is None and in_lab_container(topology):
+        return False  # its pid is of the container's namespace; the lab service owns it
     if proc is None and (found := health(topology)) is not None:  # a daemon whose pid file went missing
         proc = _procs.process(int(found["pid"]), expect=DAEMON_MODULE)
     if proc is not None:

@@ -23,7 +23,6 @@ import struct
 import time
 from typing import Any
 
-from eoslab._ports import LOOPBACK
 from eoslab.faults._conn import HEADER, Conn, Pending, RequestHead, peek_client_id
 from eoslab.faults._exchange import exchange
 from eoslab.faults._pump import Act, Half
@@ -40,7 +39,7 @@ from eoslab.faults._summary import (
     summarize_response,
 )
 from eoslab.protocol import ProtocolError, decode_request, decode_response, default_schemas
-from eoslab.topology import Node, Topology
+from eoslab.topology import Node, Topology, bind_host
 
 log = logging.getLogger("eoslab.faults.proxy")
 
@@ -67,7 +66,7 @@ class ProxyEngine:
         loop = asyncio.get_running_loop()
         for b in self.topology.brokers:
             server = await loop.create_server(
-                functools.partial(self._accept, b), LOOPBACK, b.proxy_front_port, reuse_address=True
+                functools.partial(self._accept, b), bind_host(), b.proxy_front_port, reuse_address=True
             )
             self.servers.append(server)
 
@@ -103,10 +102,10 @@ class ProxyEngine:
 
     async def _dial(self, conn: Conn) -> None:
         loop = asyncio.get_running_loop()
-        port, upstream = conn.broker.proxied_port, conn.upstream
+        (host, port), upstream = conn.broker.proxied_address(), conn.upstream
         assert upstream is not None
         try:
-            await asyncio.wait_for(loop.create_connection(lambda: upstream, LOOPBACK, port), CONNECT_TIMEOUT)
+            await asyncio.wait_for(loop.create_connection(lambda: upstream, host, port), CONNECT_TIMEOUT)
         except (OSError, asyncio.TimeoutError) as exc:
             # A dead broker must look dead at once, not after the client's own timeout.
             self.trace.add(
@@ -117,7 +116,7 @@ class ProxyEngine:
                 version=None,
                 correlation_id=None,
                 fate="client socket closed",
-                note=f"{conn.broker.name} unreachable at {LOOPBACK}:{port} ({type(exc).__name__}: {exc})",
+                note=f"{conn.broker.name} unreachable at {host}:{port} ({type(exc).__name__}: {exc})",
             )
             conn.close()
             return
@@ -310,7 +309,9 @@ class ProxyEngine:
         async def deliver() -> None:
             held = row["held_s"]
             try:
-                data = await exchange(broker.proxied_port, frame, expect_response=row["fate"] != "no response (acks=0)")
+                data = await exchange(
+                    broker.proxied_address(), frame, expect_response=row["fate"] != "no response (acks=0)"
+                )
             except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError) as exc:
                 row["fate"] = f"held {held:g} s, then not delivered ({type(exc).__name__}: {exc})"
                 return

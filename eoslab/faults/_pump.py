@@ -89,6 +89,7 @@ class Half(asyncio.BufferedProtocol):
         self.blind = False
         self._held = False  # a delayed frame holds reading
         self._backpressure = False  # the peer's write queue is over HIGH_WATER
+        self._early = False  # bytes came before the peer was connected: kept until it is (see buffer_updated)
         self._fresh(BUFFER)
 
     # ------------------------------------------------------------------ buffer
@@ -165,6 +166,9 @@ class Half(asyncio.BufferedProtocol):
             self.transport.pause_reading()
 
     def resume(self) -> None:
+        if self._early and self.peer is not None and self.peer.transport is not None:
+            self._early = False
+            self.buffer_updated(0)  # what arrived before the peer was connected leaves now
         if self.transport is not None and not (self._held or self._backpressure) and not self.transport.is_closing():
             self.transport.resume_reading()
 
@@ -181,6 +185,14 @@ class Half(asyncio.BufferedProtocol):
 
     def buffer_updated(self, nbytes: int) -> None:
         self.end += nbytes
+        if self.peer is not None and self.peer.transport is None:
+            # The client's bytes came before the proxy's dial to the broker connected. It pauses reading in
+            # connection_made, but Python 3.11.2 (Debian 12's: the lab image's) starts reading a new transport
+            # after connection_made whatever the protocol did there (3.11.7 does not): measured, the first
+            # request was written to no socket and lost. Keep them; resume() sends them once connected.
+            self._early = True
+            self._pause()
+            return
         if self.blind:
             self._write(self.view[self.start : self.end])
             self._reset()

@@ -38,7 +38,7 @@ async def current_leader(engine: ProxyEngine, topic: str, partition: int) -> int
     errors = []
     for b in engine.topology.brokers:
         try:
-            data = await exchange(b.proxied_port, frame, timeout=METADATA_TIMEOUT)
+            data = await exchange(b.proxied_address(), frame, timeout=METADATA_TIMEOUT)
             assert data is not None
             found = leaders(decode_response(data, "Metadata", 12, schemas=engine.schemas)).get((topic, partition))
             if found is not None and found >= 0:
@@ -70,7 +70,7 @@ async def replay(engine: ProxyEngine, cap: Capture, broker: int | None = None) -
         note=f"replay of trace row {cap.row_id} by the proxy; the client never sees the answer",
     )
     try:
-        data = await exchange(node.proxied_port, cap.frame, expect_response=cap.acks != 0)
+        data = await exchange(node.proxied_address(), cap.frame, expect_response=cap.acks != 0)
     except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError) as exc:
         row["fate"] = "no response"
         raise FaultRuleError(f"The replay to {node.name} got no answer ({type(exc).__name__}: {exc}).") from None

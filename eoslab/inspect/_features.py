@@ -23,7 +23,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from eoslab._ports import LOOPBACK
 from eoslab.inspect._table import Rows
 
 if TYPE_CHECKING:
@@ -64,7 +63,7 @@ def finalized_features(cluster: Cluster, broker: int = 1, timeout: float = 5.0) 
     from eoslab.protocol import KafkaConnection
 
     node = cluster.topology.broker(broker)
-    with KafkaConnection(LOOPBACK, node.client_port, client_id="eoslab-inspect", timeout=timeout) as conn:
+    with KafkaConnection(*node.direct_address(), client_id="eoslab-inspect", timeout=timeout) as conn:
         version = conn.negotiated_version("ApiVersions")
         body = conn.request("ApiVersions", version, {"ClientSoftwareName": "eoslab", "ClientSoftwareVersion": "0"})
     return Rows(features_from_api_versions(body), Feature)

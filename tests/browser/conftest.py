@@ -25,7 +25,7 @@ import pytest
 
 from eoslab._wait import wait_until
 from eoslab.cluster import Cluster
-from eoslab.course import lab_argv
+from eoslab.course import lab_argv, lab_env
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("EOSLAB_ARTIFACTS") or ROOT / "test-artifacts") / "browser"
@@ -107,9 +107,6 @@ def lab(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     settings = home / "settings" / "@jupyterlab" / "docmanager-extension"
     settings.mkdir(parents=True)
     (settings / "plugin.jupyterlab-settings").write_text(json.dumps({"autosave": False}))
-    notes = home / "settings" / "@jupyterlab" / "apputils-extension"
-    notes.mkdir(parents=True)  # no "Would you like to get notified about Jupyter news?" toast over the cells
-    (notes / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     port, token = _free_port(), secrets.token_hex(16)
     argv = lab_argv(
         ROOT,
@@ -122,7 +119,10 @@ def lab(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     )
     log = home / "jupyterlab.log"
     with log.open("w") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
+        # lab_env: the kit's settings defaults, as `eoslab lab` has them (no news toast over the cells)
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT, env=lab_env()
+        )
     server = Lab(f"http://127.0.0.1:{port}", token, log)
     try:
         wait_until(

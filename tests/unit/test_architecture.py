@@ -43,7 +43,7 @@ LAYERS: list[tuple[str, ...]] = [
         "_display",
     ),
     ("topology",),
-    ("_jars", "_cds", "_compose", "_image"),
+    ("_jars", "_cds", "_compose", "_compose_lab", "_image"),
     ("protocol",),
     ("cluster",),
     ("faults",),
@@ -57,6 +57,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("analysis",),
     ("grading",),
     ("course",),
+    ("_lab_image",),
     ("cli",),
 ]
 """Data flows down this list: a part may import its own row and the rows above, never a row below."""

@@ -48,7 +48,14 @@ def test_the_route_table_is_the_documented_one() -> None:
 def test_health_counts_what_the_engine_holds(server: ControlServer) -> None:
     call(server, "POST", "/rules", action="cut", client_id="a")
     health = call(server, "GET", "/health")
-    assert health == {"pid": os.getpid(), "port_offset": 0, "rules": 1, "rows": 0, "connections": 0}
+    assert health == {
+        "pid": os.getpid(),
+        "port_offset": 0,
+        "rules": 1,
+        "rows": 0,
+        "connections": 0,
+        "in_compose": False,
+    }
 
 
 def test_rules_are_added_listed_read_and_removed_scoped_by_client_id(server: ControlServer) -> None:

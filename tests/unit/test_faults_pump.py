@@ -182,3 +182,47 @@ def test_cut_through_only_when_allowed(stream):
     # before that write began; stored and forwarded, only after it (an order of events, not a duration).
     first, tail_sent = arrivals[0][0], sent[-1]
     assert (first < tail_sent) if stream else (first >= tail_sent)
+
+
+def test_bytes_that_arrive_before_the_peer_is_connected_wait_for_it() -> None:
+    """Python 3.11.2 (Debian 12, the lab image) reads a new socket right after connection_made even though
+    the client Half paused reading there: its first request came before the broker side was connected and
+    was written to no socket (the proxy in the lab container answered nothing). It must wait instead."""
+
+    class Transport:
+        def __init__(self) -> None:
+            self.written, self.reading = bytearray(), True
+
+        def write(self, data: bytes) -> None:
+            self.written.extend(data)
+
+        def is_closing(self) -> bool:
+            return False
+
+        def is_reading(self) -> bool:
+            return self.reading
+
+        def pause_reading(self) -> None:
+            self.reading = False
+
+        def resume_reading(self) -> None:
+            self.reading = True
+
+    seen: list[int] = []
+
+    def on_frame(f: memoryview, streamed: bool) -> None:
+        seen.append(len(f))
+
+    client = Half(on_frame, lambda size: None, lambda: None)
+    upstream = Half(lambda f, streamed: None, lambda size: None, lambda: None, min_size=4)
+    client.peer, upstream.peer = upstream, client
+    own = Transport()
+    client.transport = own  # type: ignore[assignment]
+    data = frame(1, 40) + frame(2, 10)
+    client.get_buffer(-1)[: len(data)] = data
+    client.buffer_updated(len(data))  # the broker side is not connected yet
+    assert seen == [] and not own.is_reading()
+    upstream.transport = broker = Transport()  # type: ignore[assignment]
+    client.resume()  # what the proxy's dial does once connected
+    assert bytes(broker.written) == data and seen == [44, 14]
+    assert own.is_reading()

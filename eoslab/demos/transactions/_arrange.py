@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from eoslab import inspect as ins
-from eoslab._ports import LOOPBACK
 from eoslab._wait import wait_until
 from eoslab.errors import ClusterError
 from eoslab.protocol import KafkaConnection
@@ -59,7 +58,7 @@ def _reorder(cluster: Cluster, topic: str, partition: int, replicas: list[int]) 
         "Topics": [{"Name": topic, "Partitions": [{"PartitionIndex": partition, "Replicas": replicas}]}],
     }
     node = cluster.topology.brokers[0]
-    with KafkaConnection(LOOPBACK, node.client_port, client_id="eoslab-arrange", timeout=20.0) as conn:
+    with KafkaConnection(*node.direct_address(), client_id="eoslab-arrange", timeout=20.0) as conn:
         resp = conn.request("AlterPartitionReassignments", None, body)
     errs = [resp.get("ErrorCode", 0)] + [p["ErrorCode"] for t in resp["Responses"] for p in t["Partitions"]]
     if any(errs):
@@ -114,7 +113,7 @@ def leader_views(cluster: Cluster, topic: str, partition: int) -> dict[int, int]
     views: dict[int, int] = {}
     for b in cluster.topology.brokers:
         try:
-            with KafkaConnection(LOOPBACK, b.client_port, client_id="eoslab-arrange", timeout=3.0) as conn:
+            with KafkaConnection(*b.direct_address(), client_id="eoslab-arrange", timeout=3.0) as conn:
                 resp = conn.request("Metadata", None, {"Topics": [{"Name": topic}], "AllowAutoTopicCreation": False})
         except Exception:  # noqa: BLE001 - a dead broker has no view
             continue

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from eoslab import inspect as ins
-from eoslab._ports import LOOPBACK
 from eoslab._wait import wait_until
 from eoslab.faults import Trace
 from eoslab.protocol import KafkaConnection
@@ -90,7 +89,7 @@ def coordinator_state(cluster: Cluster, transactional_id: str, timeout: float = 
     if c.error is not None or not c.reported or c.reported < 0:
         return None
     node = cluster.topology.broker(c.reported)
-    with KafkaConnection(LOOPBACK, node.client_port, client_id="eoslab-lesson", timeout=timeout) as conn:
+    with KafkaConnection(*node.direct_address(), client_id="eoslab-lesson", timeout=timeout) as conn:
         resp = conn.request("DescribeTransactions", None, {"TransactionalIds": [transactional_id]})
     state = resp["TransactionStates"][0]
     if state["ErrorCode"] == TRANSACTIONAL_ID_NOT_FOUND:

@@ -1,0 +1,69 @@
+"""The ``lab`` service of ``docker-compose.yml`` (profile ``lab``): the whole course in containers.
+
+``docker compose --profile lab up -d`` starts the six nodes and this service, which runs JupyterLab on
+http://127.0.0.1:8888 from the lab image (:mod:`eoslab._lab_image`; compose builds it from the repository
+when it is not here). The kit inside it is in compose mode (``EOSLAB_IN_COMPOSE=1``, see
+:func:`eoslab.topology.in_compose`): it reaches the brokers by container name and runs the fault proxy,
+whose front ports and control port this service publishes on the host's 127.0.0.1, so clients on the host
+keep working. It drives the nodes through the engine's socket, mounted here: that is root-equivalent
+control of the host's Docker (README). The learner's course folder is bind-mounted at ``/course``:
+recreating the container loses nothing.
+"""
+
+from __future__ import annotations
+
+from eoslab._ports import LOOPBACK
+from eoslab._version import __version__
+from eoslab.topology import KAFKA_IMAGE, Topology
+
+LAB_PROFILE = "lab"
+LAB_SERVICE = "lab"
+LAB_PORT = 8888
+LAB_IMAGE_VARIABLE = "EOSLAB_LAB_IMAGE"
+LAB_BASE_VARIABLE = "EOSLAB_LAB_BASE"
+REGISTRY_BASE = "debian:bookworm-20251117-slim"
+"""The public base a learner's build starts from, pinned by its dated tag (Debian's images on Docker Hub)."""
+DOCKERFILE = "eoslab/_resources/lab/Dockerfile"
+"""Relative to the build context: the repository's root (compose), or the context :mod:`eoslab._lab_image` writes."""
+COURSE_MOUNT = "/course"
+DOCKER_SOCKET = "/var/run/docker.sock"
+
+
+def lab_ports(topo: Topology) -> list[int]:
+    """What the lab service publishes on 127.0.0.1: JupyterLab, the proxy's front ports, its control API."""
+    return [LAB_PORT, *(b.proxy_front_port for b in topo.brokers), topo.proxy_control_port]
+
+
+def render_lab_service(topo: Topology) -> list[str]:
+    """The service's lines (under ``services:``); empty beside another cluster (offset != 0: tests' renderings)."""
+    if topo.port_offset:
+        return []
+    lines = [
+        f"  {LAB_SERVICE}:",
+        f"    profiles: [{LAB_PROFILE}]",
+        "    build:",
+        "      context: .",
+        f"      dockerfile: {DOCKERFILE}",
+        "      args:",
+        f"        BASE: ${{{LAB_BASE_VARIABLE}:-{REGISTRY_BASE}}}",
+        f"        KAFKA_VERSION: {topo.kafka_version}",
+        f"    image: ${{{LAB_IMAGE_VARIABLE}:-eoslab/lab:{__version__}}}",
+        f"    container_name: eoslab-{LAB_SERVICE}",
+        f"    hostname: {LAB_SERVICE}",
+        "    depends_on:",
+    ]
+    for b in topo.brokers:
+        lines += [f"      {b.name}:", "        condition: service_healthy"]
+    lines += [
+        "    environment:",
+        '      EOSLAB_BACKEND: "docker"',
+        '      EOSLAB_IN_COMPOSE: "1"',
+        f'      EOSLAB_PORT_OFFSET: "{topo.port_offset}"',
+        f"      EOSLAB_KAFKA_IMAGE: ${{EOSLAB_KAFKA_IMAGE:-{KAFKA_IMAGE}}}",
+        "    ports:",
+        *(f'      - "{LOOPBACK}:{p}:{p}"' for p in lab_ports(topo)),
+        "    volumes:",
+        f"      - .:{COURSE_MOUNT}",
+        f"      - {DOCKER_SOCKET}:{DOCKER_SOCKET}",
+    ]
+    return lines
