@@ -52,8 +52,9 @@ lab: setup  ## start the cluster and open the course in JupyterLab (serves this 
 tier = $(BIN)/python -m pytest $(SUITE) -m '$(1)' -p no:cacheprovider --durations=30 --durations-min=15 $(2) $(PYTEST_ARGS)
 # The cluster and course tiers mostly wait on Kafka (timeouts, resends), not on the CPU: TEST_WORKERS pytest-xdist
 # workers run them, each on a cluster of its own (conftest.py: worker gwK's ports +K*5000). In the system tier
-# gw0 runs the tests that use the docker cluster (one per session) while gw1 installs the offline workshop copy;
-# the docker tests that need only the image go to whichever worker is free (conftest.py's PINNED).
+# gw0 runs the tests that use the docker cluster (one per session), then the offline install, while gw1 runs the
+# course in the lab container; the docker tests that need only the image go to whichever worker is free
+# (conftest.py's PINNED and LEFT_TO_OTHERS).
 # TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
 PARALLEL := -n $(TEST_WORKERS)

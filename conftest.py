@@ -157,8 +157,9 @@ instead of running them again (~90 s). The order is explicit: xdist queues the s
 so taking the first pinned scope of its queue gave gw0 the notebooks before the tests (runs 60, 61: notebook 05's
 set-up measured the fault matrix itself, 181 s, and 04/05 ran their experiments live).
 In the system tier the files that use ``docker_cluster`` (one session fixture: on a second worker it would
-start a second docker cluster), while gw1 installs the offline workshop copy beside them; the docker tests
-that need only the image (``docker_image``) are not here: either worker takes them, gw1 after the install (its
+start a second docker cluster), then the offline install, while gw1 runs the course in the lab container
+(:data:`LEFT_TO_OTHERS`); the docker tests that need only the image (``docker_image``) are not here: either worker
+takes them (its
 bad-input cases at its spare offset, +5000 + 750: no port shared with gw0's docker cluster at +500).
 tests/unit/test_suite_tiers.py checks that every file using ``docker_cluster`` is here, and no other file
 marked ``docker``."""
@@ -188,11 +189,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     return ByScope(config, log)
 
 
-LEFT_TO_OTHERS = re.compile(r"tests/integration/test_workshop_offline\.py")
-"""Long scopes for the other worker, taken there before anything else: the offline install (~75 s) beside the docker
-cluster's tests on gw0. xdist queues the scopes with the most tests first, so the install (one test) came last;
-gw0, asking for its next scope while its pinned ones ran, took it and ran it after them while gw1 sat idle for
-80-85 s (runs 59, 60). gw0 takes it only when nothing else is left (one worker, ``-n 1``)."""
+LEFT_TO_OTHERS = re.compile(r"tests/browser/test_course_in_lab_container\.py")
+"""Long scopes for the other worker, taken there before anything else: the course in the lab container (~150 s: its
+own six nodes and JupyterLab started by the documented command, notebook 01 and lab 01 in Chromium) while gw0
+runs its pinned docker tests (~50 s), then the offline install (~80 s). xdist queues the scopes with the most
+tests first, so a one-test scope came last: gw0, asking for its next scope while its pinned ones ran, took the
+offline install and ran it after them while gw1 sat idle for 80-85 s (runs 59, 60). gw0 takes it only when
+nothing else is left (one worker, ``-n 1``)."""
 
 
 def _next_scope(queue: list[str], first: bool) -> str | None:

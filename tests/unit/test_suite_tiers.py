@@ -279,14 +279,15 @@ def test_gw0_runs_the_experiments_tests_before_the_notebooks_that_show_their_kep
     assert all(suite.PINNED.fullmatch(s) for s in suite.PINNED_ORDER)
 
 
-def test_gw0_leaves_the_offline_install_to_the_other_worker_unless_nothing_else_is_left() -> None:
-    install, image = "tests/integration/test_workshop_offline.py", "tests/integration/test_docker_image.py"
-    pinned = "tests/integration/test_conformance.py"
-    assert suite._next_scope([install, image, pinned], first=True) == pinned
-    assert suite._next_scope([install, image], first=True) == image
-    assert suite._next_scope([image, install], first=False) == install  # the other worker takes it first, even
-    # queued last (xdist queues the scopes with the most tests first: the install has one)
-    assert suite._next_scope([install], first=True) == install  # one worker (-n 1) still runs it
+def test_gw0_leaves_the_lab_container_to_the_other_worker_unless_nothing_else_is_left() -> None:
+    container, image = "tests/browser/test_course_in_lab_container.py", "tests/integration/test_docker_image.py"
+    install, pinned = "tests/integration/test_workshop_offline.py", "tests/integration/test_conformance.py"
+    assert suite._next_scope([container, install, image, pinned], first=True) == pinned
+    assert suite._next_scope([container, install, image], first=True) == install  # after its pinned ones
+    assert suite._next_scope([image, install, container], first=False) == container  # the other worker takes
+    # it first, even queued last (xdist queues the scopes with the most tests first: it has one)
+    assert suite._next_scope([container], first=True) == container  # one worker (-n 1) still runs it
+    assert suite.LEFT_TO_OTHERS.fullmatch(container) and suite.tier_of(container, {"docker", "browser"}) == "system"
 
 
 def _asked_for(tree: ast.AST, fixtures: Collection[str]) -> set[str]:
@@ -334,7 +335,7 @@ def test_the_files_using_the_docker_cluster_run_on_gw0_and_the_image_only_docker
     assert "tests/integration/test_docker_image.py" in image_only  # the image's contract outside the cluster
     pinned = sorted(f for f in image_only if suite.PINNED.fullmatch(f))
     assert not pinned, f"these need only the docker image: take them out of PINNED in conftest.py: {pinned}"
-    assert not suite.PINNED.fullmatch("tests/integration/test_workshop_offline.py")  # gw1's, beside them
+    assert not suite.PINNED.fullmatch("tests/integration/test_workshop_offline.py")  # either worker's
     queue = ["tests/integration/test_docker_containers.py", "tests/integration/test_docker_image.py"]
     assert suite._next_scope(queue, first=False) == "tests/integration/test_docker_image.py"
     assert suite._next_scope(queue, first=True) == "tests/integration/test_docker_containers.py"
