@@ -242,9 +242,17 @@ def check_chromium() -> Check:
     )
 
 
-def platform_row(system: str, release: str, backend: str) -> Check:
+def platform_row(system: str, release: str, backend: str, in_container: bool = False) -> Check:
     """Which row of README's platform table this machine is (``system``: ``platform.system()``, ``release``:
-    ``platform.release()``, ``backend``: ``$EOSLAB_BACKEND``): what it needs and whether CI tests it."""
+    ``platform.release()``, ``backend``: ``$EOSLAB_BACKEND``, ``in_container``: the kit runs in the lab
+    container): what it needs and whether CI tests it."""
+    if in_container:
+        return Check(
+            "platform",
+            True,
+            "the lab container (six containers beside it, JupyterLab, a JDK and Spark in it): README's row for any "
+            "OS with Docker; CI tests it on Linux",
+        )
     cluster = "six containers" if backend == "docker" else "six JVMs on this machine"
     if system == "Linux" and "microsoft" in release.lower():
         return Check("platform", True, f"Windows, inside WSL2 ({cluster}): README's Windows row, run as on Linux")
@@ -268,8 +276,10 @@ def platform_row(system: str, release: str, backend: str) -> Check:
 
 
 def check_platform() -> Check:
+    from eoslab.topology import in_compose
+
     backend = (os.environ.get("EOSLAB_BACKEND") or "local").lower()
-    return platform_row(platform.system(), platform.release(), backend)
+    return platform_row(platform.system(), platform.release(), backend, in_compose())
 
 
 CHECKS: tuple[Callable[[], Check], ...] = (

@@ -117,3 +117,12 @@ def test_doctor_names_the_platform_row_a_learner_is_in(system, release, backend,
     assert check.ok or _one_sentence(check.todo) and "WSL2" in check.todo
     if system == "Darwin":
         assert "JDK 17" in check.found  # docker does not spare macOS its JDK (Spark, the Java client)
+
+
+def test_doctor_in_the_lab_container_names_its_row_whatever_the_host(monkeypatch):
+    check = _doctor.platform_row("Linux", "6.10.14-linuxkit", "docker", in_container=True)  # Docker Desktop's VM
+    assert check.ok and check.found.startswith("the lab container") and "any OS with Docker" in check.found
+    monkeypatch.setenv("EOSLAB_IN_COMPOSE", "1")
+    assert _doctor.check_platform().found.startswith("the lab container")
+    monkeypatch.setenv("EOSLAB_IN_COMPOSE", "0")
+    assert not _doctor.check_platform().found.startswith("the lab container")
