@@ -39,10 +39,11 @@ lab: setup  ## start the cluster and open the course in JupyterLab (serves this 
 
 # The whole test suite, what CI runs: four tiers, one pytest each, fastest feedback first; the first that
 # fails stops the chain, the recipe exiting with its code. The unit tier runs before anything is installed or
-# started. The cluster and course tiers run on TEST_WORKERS pytest-xdist workers, each with a cluster of its
-# own (the one started here; a further worker starts one on ports +5000: conftest.py, tests/worker_clusters.py):
-# local clusters for the cluster tier (the kit's behaviour), DOCKER clusters for the course tier (every notebook,
-# every lab graded, on the containerized cluster; ports +500 and +5500, their volumes deleted after it). The
+# started. The cluster and course tiers run on pytest-xdist workers (TEST_WORKERS, COURSE_WORKERS), each with a
+# cluster of its own (the one started here; worker gwK starts one on ports +K*5000: conftest.py,
+# tests/worker_clusters.py): local clusters for the cluster tier (the kit's behaviour), DOCKER clusters for the
+# course tier (every notebook, every lab graded, on the containerized cluster; ports +500, +5500 and +10500, their
+# volumes deleted after it). The
 # local cluster stops after the cluster tier only if it was started here. One runs folder ($EOSLAB_RUNS, removed
 # at the end) carries the bench matrix measured by one tier to the next. Each tier's log ends with its slowest
 # steps (--durations): where CI's time goes. What the tests need from the system, installed only where
@@ -55,9 +56,11 @@ tier = $(BIN)/python -m pytest $(SUITE) -m '$(1)' -p no:cacheprovider --duration
 # gw0 runs the tests that use the docker cluster (one per session), then the offline install, while gw1 runs the
 # course in the lab container; the docker tests that need only the image go to whichever worker is free
 # (conftest.py's PINNED and LEFT_TO_OTHERS).
-# TEST_WORKERS=0: one process.
+# TEST_WORKERS=0: one process. The course tier runs on COURSE_WORKERS (three docker clusters on 2 cores: its items
+# wait on Kafka's timeouts far more than they compute, docs/reliability.md session 12).
 TEST_WORKERS ?= 2
 PARALLEL := -n $(TEST_WORKERS)
+COURSE_WORKERS ?= 3
 # The local cluster for a tier: started unless it runs; `$$was_up` tells LOCAL_DOWN whether to stop it.
 WAS_UP := if $(BIN)/eoslab status >/dev/null 2>&1; then was_up=1; else was_up=; fi
 LOCAL_UP := export EOSLAB_BACKEND=local; $(WAS_UP); $(BIN)/eoslab up
@@ -74,11 +77,14 @@ CLUSTERS_DOWN := $(LOCAL_DOWN) & $(WORKERS_DOWN); wait
 # and a learner's kafka-data/ is left as it was. Kept between runs, `__cluster_metadata` grew by ~18,000 records a
 # run and lab 02's checks, which read it, with it (24.8 -> 39.0 s over three runs: docs/reliability.md, session 9).
 TEST_DATA := if [ -z "$$was_up" ]; then export EOSLAB_DATA="$$runs/kafka-data"; fi
-# The course tier's docker clusters: gw0's at +500 started here, gw1's at +5500 by its worker (conftest.py), both
+# The course tier's docker clusters: gw0's at +500 started here, gwK's at +500+K*5000 by its worker (conftest.py), all
 # with their volumes deleted after the tier (`reset`, side by side), also when it ends early. In a subshell: the
 # system tier after it runs with the local settings again.
 DOCKER_COURSE_ENV := export EOSLAB_BACKEND=docker EOSLAB_PORT_OFFSET=500 EOSLAB_DATA="$$runs/kafka-data-docker"
-DOCKER_COURSE_DOWN := $(BIN)/eoslab reset >/dev/null & $(BIN)/python -m tests.worker_clusters reset $(TEST_WORKERS) >/dev/null; wait
+DOCKER_COURSE_DOWN := $(BIN)/eoslab reset >/dev/null & $(BIN)/python -m tests.worker_clusters reset $(COURSE_WORKERS) >/dev/null; wait
+# The lab image (the system tier's course in the lab container) builds beside the course tier, which does not use it:
+# 15-30 s here when the kit changed, ~90 s on a fresh machine.
+LAB_IMAGE_LOG = "$$runs/lab-image.log"
 
 # The suite's clusters run C1-compiled brokers (eoslab/topology.py BROKER_JIT_ENV): less CPU at each of the
 # tests' many restarts; a learner's cluster (make lab, eoslab up) keeps C2. A cluster already running is used as is.
@@ -95,9 +101,10 @@ test: setup  ## run the whole suite: test-unit, test-cluster, test-course, test-
 	started=; $(CLUSTERS_DOWN); [ $$rc = 0 ] || exit $$rc; \
 	tools/system/docker.sh ensure || exit 1; \
 	$(BIN)/eoslab image ensure || exit 1; \
-	$(BIN)/eoslab image ensure --lab || exit 1; \
+	$(BIN)/eoslab image ensure --lab >$(LAB_IMAGE_LOG) 2>&1 & lab_image=$$!; \
 	( $(DOCKER_COURSE_ENV); trap '$(DOCKER_COURSE_DOWN)' EXIT; trap 'exit 130' INT TERM; \
-	  $(BIN)/eoslab up && EOSLAB_KEEP_CLUSTER=1 $(call tier,course,$(PARALLEL)) ) || exit $$?; \
+	  $(BIN)/eoslab up && EOSLAB_KEEP_CLUSTER=1 $(call tier,course,-n $(COURSE_WORKERS)) ) || exit $$?; \
+	wait $$lab_image; rc=$$?; cat $(LAB_IMAGE_LOG); [ $$rc = 0 ] || exit $$rc; \
 	$(call tier,system,$(PARALLEL))
 
 test-unit: setup  ## tier 1: tests/unit whole, lint and Spark included; no cluster (a few minutes)
@@ -109,7 +116,7 @@ test-cluster: setup  ## tier 2: the kit's behaviour on the real cluster (tests/i
 test-course: setup  ## tier 3: the notebooks under nbval, the labs graded, the course in Chromium (on the cluster of EOSLAB_BACKEND: local unless set)
 	@bash tools/system/chromium.sh || exit 1; \
 	if [ "$${EOSLAB_BACKEND:-local}" = docker ]; then tools/system/docker.sh ensure && $(BIN)/eoslab image ensure || exit 1; fi; \
-	export EOSLAB_BACKEND=$${EOSLAB_BACKEND:-local}; $(WAS_UP); $(BIN)/eoslab up && $(call tier,course,$(PARALLEL)); rc=$$?; $(LOCAL_DOWN); exit $$rc
+	export EOSLAB_BACKEND=$${EOSLAB_BACKEND:-local}; $(WAS_UP); $(BIN)/eoslab up && $(call tier,course,-n $(COURSE_WORKERS)); rc=$$?; $(LOCAL_DOWN); exit $$rc
 
 test-system: setup  ## tier 4: the docker backend and the offline workshop install (as root: installs Docker)
 	@tools/system/docker.sh ensure || exit 1; \

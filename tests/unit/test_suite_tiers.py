@@ -224,7 +224,11 @@ def test_worker_clusters_down_stops_only_the_workers_that_started_one(
 
 def test_make_test_runs_the_cluster_tier_on_local_clusters_then_the_course_tier_on_docker_ones() -> None:
     recipe = subprocess.run(
-        ["make", "-n", "test", "PYTEST_ARGS=", "TEST_WORKERS=2"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["make", "-n", "test", "PYTEST_ARGS=", "TEST_WORKERS=2", "COURSE_WORKERS=3"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     both = (
         'if [ -z "$was_up" ]; then .venv/bin/eoslab down; fi & .venv/bin/python -m tests.worker_clusters down 2; wait'
@@ -234,7 +238,7 @@ def test_make_test_runs_the_cluster_tier_on_local_clusters_then_the_course_tier_
     docker = "export EOSLAB_BACKEND=docker EOSLAB_PORT_OFFSET=500"
     docker_down = (
         "trap '.venv/bin/eoslab reset >/dev/null & "
-        ".venv/bin/python -m tests.worker_clusters reset 2 >/dev/null; wait' EXIT"
+        ".venv/bin/python -m tests.worker_clusters reset 3 >/dev/null; wait' EXIT"
     )
     order = [
         recipe.index("-m 'unit'"),
@@ -243,13 +247,16 @@ def test_make_test_runs_the_cluster_tier_on_local_clusters_then_the_course_tier_
         recipe.index(f"started=; {both}"),  # the two local clusters stop at once, after the cluster tier
         recipe.index("tools/system/docker.sh ensure"),
         recipe.index("eoslab image ensure"),
+        recipe.index("eoslab image ensure --lab >"),  # the lab image builds beside the course tier
         recipe.index(f"( {docker}"),  # in a subshell: the system tier runs with the local settings again
         recipe.index(docker_down),  # their volumes deleted, however the course tier ends
         recipe.index("-m 'course'"),
         recipe.index(") || exit $?"),
+        recipe.index("wait $lab_image"),  # and is there before the system tier, or the run stops
         recipe.index("-m 'system'"),
     ]
     assert order == sorted(order)
+    assert recipe[recipe.index("-m 'course'") : recipe.index(") || exit $?")].rstrip().endswith("-n 3")
 
 
 def test_the_fault_matrix_and_notebook_05_run_on_the_sessions_cluster_first_there() -> None:
