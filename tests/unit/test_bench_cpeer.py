@@ -44,7 +44,7 @@ def test_argv_passes_every_setting_and_the_harness_bytes():
     args = argv(Path("/x/rdkafka_performance"), w, "t1", "h:1")
     joined = " ".join(args)
     assert args[:2] == ["/x/rdkafka_performance", "-P"]
-    for flag in ("-t t1", "-b h:1", "-s 1024", "-D", "-m a", "-u", "-T 1000", "-i 1000"):
+    for flag in ("-t t1", "-b h:1", "-s 1024", "-D", "-m a", "-u", "-T 500", "-i 1000"):
         assert flag in joined
     for prop in (
         "enable.idempotence=true",
