@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from confluent_kafka import OFFSET_END, TopicPartition
@@ -77,6 +78,16 @@ def _trim(cluster: Cluster, topic: str, partitions: int) -> None:
         f.result(timeout=CLIENT_CALL + 1)
 
 
+def delete_topics(cluster: Cluster, names: Iterable[str]) -> None:
+    """Delete a run's topics as it ends, whatever ended it: an error deleting one is ignored, so that a
+    leftover topic does not hide the error that ended the run."""
+    for name in names:
+        try:
+            cluster.admin.delete_topic(name)
+        except Exception:  # noqa: BLE001 - a leftover topic must not hide the real error
+            pass
+
+
 def run_rounds(cluster: Cluster, m: Matrix, run_id: str, bar: Any) -> list[dict[str, Any]]:
     """Every workload of ``m`` at saturation, ``m.rounds`` times; one summary row per workload and round."""
     bootstrap = cluster.bootstrap_servers()
@@ -107,9 +118,5 @@ def run_rounds(cluster: Cluster, m: Matrix, run_id: str, bar: Any) -> list[dict[
     finally:
         for p, _ in producers.values():
             p.flush(CLIENT_CALL)
-        for name in topics.values():
-            try:
-                cluster.admin.delete_topic(name)
-            except Exception:  # noqa: BLE001 - a leftover topic must not hide the real error
-                pass
+        delete_topics(cluster, topics.values())
     return rows

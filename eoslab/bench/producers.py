@@ -16,6 +16,7 @@ its intervals are computed by ``eoslab.analysis`` (Spark), which ``eoslab bench 
 
 from __future__ import annotations
 
+import math
 import shutil
 import statistics
 import time
@@ -202,24 +203,34 @@ def _measure_cpeers(
         summary.append(_cpeer_row(run_id, index[w.label], w, r))
 
 
+def _fastest(peer: PeerResult) -> float:
+    """The tool's rate in a mode, after its warm-up or else its own total (NaN left out): 0 when it has none."""
+    rates = [r for r in (peer.records_per_s, peer.total_records_per_s) if not math.isnan(r)]
+    return max(rates, default=0.0)
+
+
 def _measure_peers(
     cluster: Cluster, m: Matrix, run_id: str, index: dict[str, int], summary: list[dict[str, Any]], bar: Any
 ) -> None:
     """Kafka's producer-perf-test on each peer workload, sending as many records as the harness's median
-    rate in the rounds would in the peer's time; its rows are appended to ``summary``."""
+    rate in the rounds would in the peer's time, and at least as many as keep the tool past its warm-up at
+    the fastest rate it has shown in the run (:func:`peer_records`); its rows are appended to ``summary``."""
     from eoslab._progress import advance
 
     meter = CpuMeter.of(cluster, None)  # the nodes; the tool's JVM is added when it starts
+    fastest = 0.0
     for w in m.peer_workloads():
         bar.set_description(f"{w.label}: Kafka's producer-perf-test")
         rates = [r["records_per_s"] for r in summary if r["label"] == w.label]
+        records = peer_records(w, statistics.median(rates), m.java_seconds, fastest)
         t = _topic(cluster, run_id, w, "java")
         try:
-            peer = run_peer(cluster, w, t, peer_records(w, statistics.median(rates), m.java_seconds), meter=meter)
+            peer = run_peer(cluster, w, t, records, meter=meter)
         finally:
             cluster.admin.delete_topic(t)
         advance(bar, 3.0 + JAVA_WARMUP_S + m.java_seconds)
         if peer is not None:
+            fastest = max(fastest, _fastest(peer))
             summary.append(_peer_row(run_id, index[w.label], w, peer))
 
 

@@ -43,7 +43,7 @@ from eoslab._timeouts import CLIENT_DRAIN
 from eoslab.bench import _harness, _stats, _threads
 from eoslab.bench._cpu import CpuMeter, spent
 from eoslab.bench._harness import BenchError
-from eoslab.bench._rounds import TOPIC_CONFIG, _trim
+from eoslab.bench._rounds import TOPIC_CONFIG, _trim, delete_topics
 from eoslab.cluster import Cluster
 from eoslab.runs import Workload
 
@@ -216,11 +216,7 @@ def run_spin(
             say(f"  round {r + 1} {v.name:<10} {mode:<11} {row['records_per_s']:>8.0f} records/s")
             _trim(cluster, topics[w.partitions], w.partitions)
     finally:
-        for name in topics.values():
-            try:
-                cluster.admin.delete_topic(name)
-            except Exception:  # noqa: BLE001 - a leftover topic must not hide the real error
-                pass
+        delete_topics(cluster, topics.values())
     return rows
 
 

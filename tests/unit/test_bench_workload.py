@@ -106,6 +106,55 @@ def test_a_peer_still_warming_up_is_flagged():
     assert peer_records(Workload("acks_all"), 10_000, 10.0) == int(10_000 * (JAVA_WARMUP_S + 10) * 1.2)
 
 
+RUN_6914_JAVA = {"acks_all": 73_444.0, "idempotent": 68_800.0, "txn_100ms": 51_459.0}
+"""Run 20261128T084228-6914 (/tmp/c26bench2.log): the Java tool's rate per mode after its warm-up (txn_100ms: its
+own total, the only rate it printed)."""
+RUN_6914_HARNESS = {"acks_all": 56_530.0, "idempotent": 34_471.0, "txn_100ms": 19_036.0}
+"""The same run: the harness's median records/s over rounds, which sized the tool's records."""
+
+
+def _tool(cluster: Any, w: Workload, topic: str, records: int, meter: Any = None) -> Any:
+    """Kafka's tool at its rate of run 6914: a report line every full 5 s, then its summary."""
+    rate = RUN_6914_JAVA[w.label]
+    reports = int(records / rate // JAVA_WARMUP_S)
+    window = f"{int(rate * JAVA_WARMUP_S)} records sent, {rate:.1f} records/sec (67.0 MB/sec), 9.0 ms avg latency, "
+    total = (
+        f"{records} records sent, {rate:.1f} records/sec (50.25 MB/sec), 9.00 ms avg latency, 90.00 ms max latency, "
+        "8 ms 50th, 20 ms 95th, 40 ms 99th, 80 ms 99.9th.\n"
+    )
+    return parse_output((window + "90.0 ms max latency.\n") * reports + total)
+
+
+def test_every_peer_has_a_measured_window_where_the_harness_is_the_bottleneck(monkeypatch):
+    """Run 6914 printed `txn_100ms eoslab 19036 java nan (51459) ratio nan`: the tool's records were sized by the
+    harness's rate alone (19,036/s × 11 s × 1.2 = 251,276), the tool ran 2.7× faster and ended in 4.9 s, before
+    its first 5 s report: no measured window (and idempotent's held 1.6 s). Sized also by the fastest rate the tool
+    has shown in the run, every mode runs past its warm-up for at least a third of its --java-seconds."""
+    import types
+
+    from tqdm import tqdm
+
+    from eoslab.bench import producers
+
+    m = matrix("default")
+    assert [w.label for w in m.peer_workloads()] == list(RUN_6914_JAVA)
+    monkeypatch.setattr(producers, "run_peer", _tool)
+    monkeypatch.setattr(producers, "CpuMeter", types.SimpleNamespace(of=lambda cluster, pid: None))
+    admin = types.SimpleNamespace(create_topic=lambda *a, **k: None, delete_topic=lambda *a: None)
+    cluster: Any = types.SimpleNamespace(admin=admin)  # a Cluster, as the peers' loop sees it
+    summary: list[dict[str, Any]] = [{"label": k, "records_per_s": v} for k, v in RUN_6914_HARNESS.items()]
+    index = {w.label: i for i, w in enumerate(m.workloads)}
+    producers._measure_peers(cluster, m, "r", index, summary, tqdm(disable=True))
+    java = {r["label"]: r for r in summary if r.get("client") == "java"}
+    assert list(java) == list(RUN_6914_JAVA)
+    for label, r in java.items():
+        assert r["records_per_s"] == pytest.approx(RUN_6914_JAVA[label]), label
+        assert r["seconds"] >= m.java_seconds / 3, label  # past its warm-up report by 2 s at least
+    # what it costs in these figures: the tool's time, against the plan of warm-up + --java-seconds per mode
+    tool_s = sum(r["java_total_records"] / RUN_6914_JAVA[k] for k, r in java.items())
+    assert tool_s <= len(java) * (JAVA_WARMUP_S + m.java_seconds)
+
+
 def _produce_row(t0: float, t1: float | None, partition: int, records: int) -> dict:
     items = [{"topic": "t", "partition": partition, "record_count": records}]
     return {"api": "Produce", "time": t0, "response_time": t1, "request": {"items": items}}
