@@ -172,3 +172,46 @@ def test_the_entrypoint_is_posix_sh_and_drops_root_for_the_course_folders_owner(
     assert subprocess.run(["sh", "-n", str(script)], capture_output=True).returncode == 0
     text = script.read_text()
     assert "stat -c %u /course" in text and "setpriv --reuid" in text and "docker.sock" in text
+
+
+COPY_CLASSPATH = ROOT / "eoslab/_resources/lab/copy-classpath.sh"
+
+
+def _maven_classpath(tmp_path: Path, names: list[str]) -> Path:
+    """A classpath file as `mvn dependency:build-classpath -Dmdep.outputFile=` writes it: one line, ':'-separated,
+    NO newline at its end, naming jars that exist."""
+    repo = tmp_path / "m2"
+    repo.mkdir()
+    jars = []
+    for name in names:
+        (repo / name).write_bytes(b"PK")
+        jars.append(str(repo / name))
+    cp = tmp_path / "set.cp"
+    cp.write_text(":".join(jars))
+    return cp
+
+
+def test_the_registry_builds_jar_copy_keeps_the_last_jar_of_mavens_classpath(tmp_path):
+    # The registry path's inline `tr ':' '\n' < cp | while read -r jar` dropped the last entry (no newline after
+    # it): the image's Spark-Kafka set lost commons-pool2 and notebook 04's Spark cell failed inside the container.
+    names = ["spark-sql-kafka-0-10_2.13-4.2.0.jar", "kafka-clients-3.9.2.jar", "commons-pool2-2.13.1.jar"]
+    cp = _maven_classpath(tmp_path, names)
+    dest = tmp_path / "jars" / "spark-kafka-4.2.0"
+    r = subprocess.run(["sh", str(COPY_CLASSPATH), str(cp), str(dest)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (dest / "classpath.txt").read_text().split() == names
+    assert sorted(p.name for p in dest.glob("*.jar")) == sorted(names)
+
+
+def test_the_registry_builds_jar_copy_fails_on_a_missing_jar(tmp_path):
+    cp = _maven_classpath(tmp_path, ["a.jar", "b.jar"])
+    cp.write_text(cp.read_text() + ":" + str(tmp_path / "m2" / "gone.jar"))
+    r = subprocess.run(["sh", str(COPY_CLASSPATH), str(cp), str(tmp_path / "dest")], capture_output=True, text=True)
+    assert r.returncode != 0
+
+
+def test_the_dockerfile_copies_mavens_jars_with_the_tested_script():
+    text = (ROOT / DOCKERFILE).read_text()
+    assert "eoslab-copy-classpath /tmp/$name.cp $dest/$name" in text
+    assert "while read" not in text  # the inline loop that dropped the last jar
+    assert subprocess.run(["sh", "-n", str(COPY_CLASSPATH)], capture_output=True).returncode == 0
