@@ -86,7 +86,7 @@ def plot_overhead(ov: pd.DataFrame, ax: Axes | None = None, **kw: Any) -> Axes:
                 s=180,
                 color="#dd8452",
                 zorder=4,
-                label=f"published: {p.mode} ≈ {p.value:.0%}",
+                label=f"published: {p.mode} ≈ {p.value * 100:.0f} %",
             )
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_ylabel("throughput overhead vs acks=all (%)")

@@ -245,6 +245,8 @@ def test_the_class_sits_beside_your_figure_with_one_sentence() -> None:
         "This class is made up: 12 generated laptops whose true overheads are your run's for idempotent"
     )
     assert "idempotent, +18.0 % to +23.0 %" in s and "not what exactly-once costs" in s
+    acks1 = pd.concat([spread, spread.iloc[:1].assign(label="acks1", q25=-2.0, q75=-1.0)])
+    assert "the widest middle half: idempotent" in A.class_sentence(acks1, [])  # acks1 is not a cost of EOS
 
 
 def test_latency_plots_take_one_run_and_name_it() -> None:
@@ -262,7 +264,7 @@ def test_latency_plots_take_one_run_and_name_it() -> None:
 def test_throughput_and_overhead_plots_name_the_run_in_a_legend_even_alone() -> None:
     modes = _modes(RPS, OVER, {})
     ax = A.plot_overhead(modes)
-    assert "r1" in [t.get_text() for t in _legend(ax).get_texts()]
+    assert [t.get_text() for t in _legend(ax).get_texts()] == ["r1", "published: idempotent ≈ 0 %"]
     assert "cost" not in ax.get_title()
     ax = A.plot_throughput(modes.assign(records_per_s_lo=modes.records_per_s, records_per_s_hi=modes.records_per_s))
     assert [t.get_text() for t in _legend(ax).get_texts()] == ["r1"]
