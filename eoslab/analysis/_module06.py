@@ -199,11 +199,12 @@ def class_sentence(table: pd.DataFrame, centred: Sequence[str]) -> str:
         else f" (the widest middle half: {widest['label']}, {percent(widest['q25'])} to {percent(widest['q75'])})"
     )
     n = int(table["learners"].max()) if "learners" in table and len(table) else 0
+    others = [k for k in costs["label"] if k not in centred]
+    model = f" and the model's for {', '.join(others)}" if others else ""
     return (
-        f"This class is made up: {n} generated laptops whose true overheads are your run's for "
-        f"{mine} and the model's for the other modes; what it shows is how far one cost spreads between "
-        f"machines from noise and drift alone{width}, not what exactly-once costs. A real class also differs "
-        "in cores, load and versions."
+        f"This class is made up: {n} generated laptops whose true overheads are your run's for {mine}{model}; "
+        f"what it shows is how far one cost spreads between machines from noise and drift alone{width}, not what "
+        "exactly-once costs. A real class also differs in cores, load and versions."
     )
 
 

@@ -144,12 +144,10 @@ def _baseline(params: pd.DataFrame | None) -> tuple[str, str, str, str]:
 
 def _client(fig: Figures) -> tuple[str, str, str, str]:
     ratios = []
-    if len(fig.java):
-        ratios.append("harness ÷ Java tool " + ", ".join(f"{r.label} {r.ratio:.2f}" for r in fig.java.itertuples()))
-    if len(fig.cpeer):
-        ratios.append(
-            "harness ÷ rdkafka_performance " + ", ".join(f"{r.label} {r.ratio:.2f}" for r in fig.cpeer.itertuples())
-        )
+    for name, peer in (("Java tool", fig.java), ("rdkafka_performance", fig.cpeer)):
+        measured = peer.dropna(subset=["ratio"]) if len(peer) else peer  # a peer that sent nothing has no ratio
+        if len(measured):
+            ratios.append(f"harness ÷ {name} " + ", ".join(f"{r.label} {r.ratio:.2f}" for r in measured.itertuples()))
     measured = "; ".join(ratios) or (
         "no: this run has no Java or C peer (the default matrix measures Kafka's Java tool beside the harness; "
         "`--c-peer` adds librdkafka's own)"

@@ -204,7 +204,7 @@ def test_the_published_differences_are_named_and_measured_where_the_run_can() ->
     assert (
         t.loc["a transaction's length", "measured by this run"] == "a txn_100ms transaction lasted 160 ms at saturation"
     )
-    java = pd.DataFrame({"label": ["acks_all"], "ratio": [0.52]})
+    java = pd.DataFrame({"label": ["acks_all", "txn_100ms"], "ratio": [0.52, math.nan]})  # txn_100ms: none sent
     with_peer = A.published_differences(_fig(modes, _cpu(CPU), java=java), params).set_index("difference")
     assert with_peer.loc["the client", "measured by this run"] == "harness ÷ Java tool acks_all 0.52"
 
@@ -242,8 +242,11 @@ def test_the_class_sits_beside_your_figure_with_one_sentence() -> None:
     assert A.class_overheads(modes) == {"acks1": -0.6, "acks_all": 0.0, "idempotent": 0.2, "txn_20ms": 0.3}
     s = A.class_sentence(A.beside_class(spread, modes), ["idempotent"])
     assert s.startswith(
-        "This class is made up: 12 generated laptops whose true overheads are your run's for idempotent"
+        "This class is made up: 12 generated laptops whose true overheads are your run's for idempotent and the "
+        "model's for txn_100ms;"
     )
+    every = A.class_sentence(A.beside_class(spread, modes), ["idempotent", "txn_100ms"])
+    assert "your run's for idempotent, txn_100ms; what it shows" in every  # no "model's for" with nothing left
     assert "idempotent, +18.0 % to +23.0 %" in s and "not what exactly-once costs" in s
     acks1 = pd.concat([spread, spread.iloc[:1].assign(label="acks1", q25=-2.0, q75=-1.0)])
     assert "the widest middle half: idempotent" in A.class_sentence(acks1, [])  # acks1 is not a cost of EOS
