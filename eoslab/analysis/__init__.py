@@ -17,8 +17,20 @@ from eoslab.analysis._class_report import class_sentences, pick_label, plot_clas
 from eoslab.analysis._faults import audit_outputs, fault_matrix, load_faults, plot_fault_matrix
 from eoslab.analysis._load import Runs, load_learners, load_runs, run_index
 from eoslab.analysis._metrics import e2e_by_commit_interval, latency_percentiles, overhead_spread
+from eoslab.analysis._module06 import (  # module 06: one run's tables, percentages, the sentences under its figures
+    as_percent,
+    beside_class,
+    class_overheads,
+    class_sentence,
+    commit_sentences,
+    commit_table,
+    e2e_sentences,
+    one_run,
+    percent,
+    resolution,
+)
 from eoslab.analysis._plots import plot_e2e_vs_commit, plot_latency, plot_overhead, plot_throughput
-from eoslab.analysis._published import PUBLISHED, Published, compare
+from eoslab.analysis._published import PUBLISHED, Published, compare, published_differences
 from eoslab.analysis._report import RunFigures, overhead_verdict, report, report_text, run_figures, takeaways
 from eoslab.analysis._rounds import (
     bootstrap_median,
@@ -33,6 +45,7 @@ from eoslab.analysis._rounds import (
 from eoslab.analysis._selfbench import analyse_all, bench_analyse
 from eoslab.analysis._session import spark_session
 from eoslab.analysis._synthetic import generate_class, generate_run
+from eoslab.analysis._where_cost import core_time, cpu_sentences, extra_core_time, plot_core_time
 from eoslab.runs import NoRunsError
 
 __all__ = [
@@ -42,16 +55,26 @@ __all__ = [
     "RunFigures",
     "Runs",
     "analyse_all",
+    "as_percent",
     "audit_frames",
     "audit_outputs",
     "audit_topic",
     "bench_analyse",
+    "beside_class",
     "bootstrap_median",
     "class_distribution",
     "class_outliers",
+    "class_overheads",
+    "class_sentence",
     "class_sentences",
+    "commit_sentences",
+    "commit_table",
     "compare",
+    "core_time",
+    "cpu_sentences",
     "e2e_by_commit_interval",
+    "e2e_sentences",
+    "extra_core_time",
     "fault_matrix",
     "generate_class",
     "generate_run",
@@ -61,20 +84,25 @@ __all__ = [
     "load_learners",
     "load_runs",
     "machine_overhead",
+    "one_run",
     "overhead",
     "overhead_by_round",
     "overhead_spread",
     "overhead_verdict",
+    "percent",
     "pick_label",
     "plot_class",
+    "plot_core_time",
     "plot_e2e_vs_commit",
     "plot_fault_matrix",
     "plot_latency",
     "plot_overhead",
     "plot_throughput",
+    "published_differences",
     "read_topic",
     "report",
     "report_text",
+    "resolution",
     "resolvable",
     "round_rows",
     "run_figures",

@@ -6,9 +6,13 @@ putting them beside the learner's is to ask why they differ, not to grade the la
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
+
+from eoslab.analysis._module06 import Figures, commit_table, percent
 
 
 @dataclass(frozen=True)
@@ -80,12 +84,12 @@ def compare(overheads: pd.DataFrame, e2e: pd.DataFrame | None = None) -> pd.Data
             else:
                 lo, hi = r.get("lo"), r.get("hi")
                 agrees, how = _verdict(p.value, lo, hi)
-                span = "" if lo is None or pd.isna(lo) else f" [{lo:+.1%}, {hi:+.1%}]"
-                ours = f"{r['median']:+.1%}{span}"
+                span = "" if lo is None or pd.isna(lo) else f" [{percent(lo)}, {percent(hi)}]"
+                ours = f"{percent(r['median'])}{span}"
             rows.append(
                 {
                     "claim": p.claim,
-                    "published": f"{p.value:+.0%}",
+                    "published": percent(p.value, 0),
                     "ours (95 % interval)": ours,
                     "agrees": agrees,
                     "verdict": how,
@@ -114,3 +118,136 @@ def compare(overheads: pd.DataFrame, e2e: pd.DataFrame | None = None) -> pd.Data
                 }
             )
     return pd.DataFrame(rows)
+
+
+DIFFERENCES = ("difference", "published", "this run", "measured by this run")
+ANCHOR_MS = 100
+"""The published anchor's commit interval (Confluent, 2017)."""
+
+
+def _param(params: pd.DataFrame | None, label: str, column: str) -> Any:
+    if params is None or column not in params.columns:
+        return None
+    rows = params[params["label"] == label]
+    return rows[column].iloc[0] if len(rows) else None
+
+
+def _baseline(params: pd.DataFrame | None) -> tuple[str, str, str, str]:
+    mif = _param(params, "acks_all", "max_in_flight")
+    return (
+        "the baseline",
+        "acks=all with max.in.flight.requests.per.connection=1 (against acks=1 the same tests lost 20 %)",
+        f"acks_all with max.in.flight {mif if mif is not None else '?'}",
+        "no: `eoslab bench spin` measures acks=all with 1 in flight (its mif1 cell) beside the course's layout",
+    )
+
+
+def _client(fig: Figures) -> tuple[str, str, str, str]:
+    ratios = []
+    for name, peer in (("Java tool", fig.java), ("rdkafka_performance", fig.cpeer)):
+        measured = peer.dropna(subset=["ratio"]) if len(peer) else peer  # a peer that sent nothing has no ratio
+        if len(measured):
+            ratios.append(f"harness ÷ {name} " + ", ".join(f"{r.label} {r.ratio:.2f}" for r in measured.itertuples()))
+    measured = "; ".join(ratios) or (
+        "no: this run has no Java or C peer (the default matrix measures Kafka's Java tool beside the harness; "
+        "`--c-peer` adds librdkafka's own)"
+    )
+    return (
+        "the client",
+        "Kafka 0.11's Java client",
+        f"librdkafka {fig.env.get('librdkafka_version', '?')} under Python (confluent-kafka)",
+        measured,
+    )
+
+
+def _broker_cpu(fig: Figures) -> str:
+    c = fig.cpu
+    rows = c[(c["client"] == "eoslab") & (c["kind"] == "brokers") & (c["label"] == "acks_all")] if len(c) else c
+    if not len(rows):
+        return f"brokers' CPU not measured ({fig.env.get('backend', '?')} backend)"
+    return f"the brokers spent {float(rows['us_per_record'].iloc[0]):.1f} µs of CPU per acks_all record"
+
+
+def _machine(fig: Figures) -> tuple[str, str, str, str]:
+    e = fig.env
+    return (
+        "the machine",
+        "unpublished hardware, brokers on machines of their own",
+        f"{e.get('cores', '?')} cores ({e.get('cpu', '?')}) shared by the client and the cluster's 6 JVMs, "
+        f"{e.get('backend', '?')} backend",
+        f"load {e.get('load1_at_start', '?')} at start; {_broker_cpu(fig)}",
+    )
+
+
+def _nearest(fig: Figures) -> pd.Series | None:
+    """The transactional mode whose commit interval is nearest the anchor's 100 ms."""
+    t = commit_table(fig.modes)
+    if t.empty:
+        return None
+    return t.loc[(t["commit_ms"] - ANCHOR_MS).abs().idxmin()]
+
+
+def _protocol(fig: Figures) -> tuple[str, str, str, str]:
+    t = commit_table(fig.modes)
+    rates = ", ".join(f"{r.label} {r.commits_per_s:.1f}/s" for r in t.itertuples()) or "no transactional mode"
+    return (
+        "the transaction protocol",
+        "v1 (Kafka 0.11): AddPartitionsToTxn, then EndTxn, per transaction; 10 transactions/s at 100 ms",
+        "v1 as well (librdkafka; Kafka 4's Java client speaks v2, KIP-890, without AddPartitionsToTxn): "
+        "two round trips to the coordinator per transaction",
+        f"commits per second: {rates}",
+    )
+
+
+def _drain(fig: Figures) -> tuple[str, str, str, str]:
+    r = _nearest(fig)
+    if r is None:
+        return ("a transaction's length", f"{ANCHOR_MS} ms commits", "no transactional mode", "no")
+    return (
+        "a transaction's length",
+        f"a {ANCHOR_MS} ms commit interval",
+        f"{r['label']}: a {r['commit_ms']:g} ms interval; a commit first drains the client's buffer",
+        f"a {r['label']} transaction lasted {r['transaction_ms']:.0f} ms at saturation",
+    )
+
+
+def _overhead(fig: Figures) -> tuple[str, str, str, str]:
+    r = _nearest(fig)
+    if r is None:
+        return ("the overhead", "≈ +3 %", "no transactional mode", "no")
+    m = fig.modes.set_index("label").loc[r["label"]]
+    lo, hi = m.get("overhead_lo", math.nan), m.get("overhead_hi", math.nan)
+    span = "no interval" if pd.isna(lo) else f"[{percent(lo)}, {percent(hi)}]"
+    return (
+        "the overhead",
+        f"≈ +3 % at {ANCHOR_MS} ms commits",
+        f"{r['label']} against acks_all" + ("" if r["commit_ms"] == ANCHOR_MS else " (no 100 ms mode: the nearest)"),
+        f"{percent(m['overhead'])} {span}",
+    )
+
+
+def _records(params: pd.DataFrame | None) -> tuple[str, str, str, str]:
+    size = _param(params, "acks_all", "record_size")
+    linger, batch = _param(params, "acks_all", "linger_ms"), _param(params, "acks_all", "batch_size")
+    return (
+        "the records",
+        "1 KB records",
+        f"{size if size is not None else '?'} B records, linger.ms {linger}, batch.size {batch}",
+        "the same size" if size == 1024 else "another size",
+    )
+
+
+def published_differences(fig: Figures, params: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each way your run differs from the published anchor (Confluent, 2017), with what your run measured of
+    it (:data:`DIFFERENCES`): ``fig`` one run's figures, ``params`` that run's params (pandas), for its
+    settings."""
+    rows = [
+        _overhead(fig),
+        _baseline(params),
+        _client(fig),
+        _machine(fig),
+        _protocol(fig),
+        _drain(fig),
+        _records(params),
+    ]
+    return pd.DataFrame(rows, columns=list(DIFFERENCES))

@@ -171,7 +171,7 @@ def _judge_tail(answer: Any, figures: Mapping[str, Mapping[Any, Any]], where: st
 
 _E2E_HINT = (
     "join samples to params on (run, workload); keep transactional workloads and kind == "
-    "'e2e_read_committed'; the p50 of latency_ms by commit_ms, every run's samples together."
+    "'e2e_read_committed'; each run's p50 of latency_ms by commit_ms, then the median over runs (one vote per run)."
 )
 
 
@@ -198,7 +198,8 @@ def _judge_e2e(answer: Any, figures: Mapping[str, Mapping[Any, Any]], where: str
         raise _Wrong(
             f"{len(keys) - len(set(keys))} repeated commit_ms in {where}",
             "one row per commit interval",
-            "one p50 per commit interval, every run's samples together (group by commit_ms only).",
+            "one p50 per commit interval: each run's p50 first (by run and commit_ms), then the median over runs "
+            "(by commit_ms).",
         )
     got = {k: float(v) for k, v in zip(keys, got_df.p50, strict=True)}
     _judge(got, figures, where, "p50", _E2E_HINT, show=False)
@@ -256,7 +257,7 @@ def check_ack_tail(fn: Any, runs: str | Path | None = None) -> Verdict:
 @guarded("t4")
 def check_e2e_by_commit(fn: Any, runs: str | Path | None = None) -> Verdict:
     """t4: ``fn(samples, params)`` → per commit interval (ms), the read_committed end-to-end p50 (ms) of the
-    transactional workloads, every run's samples together."""
+    transactional workloads, one vote per run: each run's p50, then the median over runs."""
     if not callable(fn):  # the task's old form (a DataFrame) is told at once, before any runs are loaded
         saw, expected = type(fn).__name__, "the function e2e_by_commit"
         return verdict("t4", False, ok="", saw=saw, expected=expected, hint="pass the function itself, not its result.")

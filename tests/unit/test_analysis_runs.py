@@ -15,6 +15,7 @@ from eoslab.analysis._report import _java_line
 from eoslab.analysis._report import rounds_for as _rounds_for
 from eoslab.analysis._synthetic import JAVA_RATIO, TRUE_OVERHEAD, true_overhead
 from eoslab.analysis._takeaways import LAPTOP_ROUNDS_S, laptop_rounds
+from eoslab.errors import DataError
 from eoslab.runs import MATRICES, RunsFormatError, read_table
 
 
@@ -105,9 +106,20 @@ def test_the_sentences_follow_the_data(spark, tmp_path):
     assert k > laptop_rounds(noisy) and f"it would take about {k} rounds" in n and "--rounds" not in n
     assert "beyond this machine's resolution" in n
     cmp = A.compare(quiet.modes)
-    assert cmp.set_index("published").loc["+3%", "agrees"] == True  # noqa: E712
+    assert cmp.set_index("published").loc["+3 %", "agrees"] == True  # noqa: E712
     report = A.report_text(quiet)
     assert "median over rounds [95 % bootstrap interval over rounds]" in report and "takeaways:" in report
+
+
+def test_one_run_keeps_one_runs_tables_only(runs):
+    """Module 06 shows one run per table: A.one_run picks the latest run's four tables (or the one named)."""
+    names = sorted(r.run for r in runs.env.select("run").collect())  # generated runs share one started_at
+    latest = A.one_run(runs)
+    for table in (latest.params, latest.summary, latest.samples, latest.env):
+        assert {r.run for r in table.select("run").distinct().collect()} == {names[-1]}
+    assert {r.run for r in A.one_run(runs, names[0]).summary.select("run").distinct().collect()} == {names[0]}
+    with pytest.raises(DataError, match="There is no run 'nope'"):
+        A.one_run(runs, "nope")
 
 
 def test_kit_vs_java_ratio(runs):

@@ -47,12 +47,19 @@ def _answer(
     *,
     mean: bool = False,
     every_workload: bool = False,
-    by: tuple[str, ...] = ("commit_ms",),
+    by: tuple[str, ...] = ("run", "commit_ms"),
+    across: str = "median",
 ) -> pd.DataFrame:
+    """Each run's p50 (or mean) by commit_ms, then their median (or mean, ``across``) per commit_ms; ``by``
+    ("commit_ms",): every run's samples pooled into one p50 (the task's old answer); ``across`` "": each run's."""
     kept = p if every_workload else p[p.transactional]
     rows = (x if kinds is None else x[x.kind.isin(kinds)]).merge(kept[["run", "workload", "commit_ms"]])
     g = rows.groupby(list(by), dropna=False).latency_ms
-    return (g.mean() if mean else g.apply(_approx_p50)).rename("p50").reset_index()
+    per = (g.mean() if mean else g.apply(_approx_p50)).rename("p50")
+    if "run" not in by or not across:
+        return per.reset_index()
+    combined = per.groupby(level="commit_ms", dropna=False)
+    return (combined.mean() if across == "mean" else combined.median()).reset_index()
 
 
 WRONG: dict[str, tuple[Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame], str]] = {
@@ -70,7 +77,9 @@ WRONG: dict[str, tuple[Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame], str
         "both isolation levels",
     ),
     "every kind of sample": (lambda x, p: _answer(x, p, None), "every kind of sample"),
-    "a p50 per run": (lambda x, p: _answer(x, p, by=("run", "commit_ms")), "group by commit_ms only"),
+    "a p50 per run": (lambda x, p: _answer(x, p, across=""), "then the median over runs (by commit_ms)"),
+    "every run's samples pooled": (lambda x, p: _answer(x, p, by=("commit_ms",)), "samples of every run are pooled"),
+    "runs combined with the mean": (lambda x, p: _answer(x, p, across="mean"), "combined with the mean"),
 }
 
 
@@ -96,6 +105,31 @@ def test_every_t4_wrong_decision_is_named_and_the_right_one_passes_on_every_seed
         if hint is None or named not in hint:
             wrong.append(f"{why}: {hint or 'passed'}")
     assert not wrong, f"seed {seed}: " + "; ".join(wrong)
+
+
+OLD = {
+    "the old solution": lambda x, p: _answer(x, p, by=("commit_ms",)),
+    "the old mean for the median": lambda x, p: _answer(x, p, mean=True, by=("commit_ms",)),
+    "the old read_uncommitted samples": lambda x, p: _answer(x, p, ("e2e_read_uncommitted",), by=("commit_ms",)),
+    "the old both isolation levels": lambda x, p: _answer(
+        x, p, ("e2e_read_committed", "e2e_read_uncommitted"), by=("commit_ms",)
+    ),
+    "the old every kind": lambda x, p: _answer(x, p, None, by=("commit_ms",)),
+    "the old non-transactional rows kept": lambda x, p: _answer(x, p, every_workload=True, by=("commit_ms",)),
+}
+"""The task's answers before it asked for one vote per run: every run's samples of an interval in one p50."""
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_every_answer_of_the_old_task_fails_now_the_old_solution_as_pooled(seed: int) -> None:
+    root, _ = heldout(seed)
+    try:
+        x, p = read_table("samples", root), read_table("params", root)
+    finally:
+        shutil.rmtree(root)
+    passed = [why for why, answer in OLD.items() if _verdict(answer(x, p), x, p) is None]
+    assert not passed, f"seed {seed}: {passed} pass"
+    assert "samples of every run are pooled" in str(_verdict(OLD["the old solution"](x, p), x, p))
 
 
 def test_on_a_symmetric_run_the_mean_is_within_five_per_cent_of_the_p50_and_on_held_out_runs_far_off(
