@@ -224,14 +224,14 @@ def test_worker_clusters_down_stops_only_the_workers_that_started_one(
 
 def test_make_test_runs_the_cluster_tier_on_local_clusters_then_the_course_tier_on_docker_ones() -> None:
     recipe = subprocess.run(
-        ["make", "-n", "test", "PYTEST_ARGS=", "TEST_WORKERS=2", "COURSE_WORKERS=3"],
+        ["make", "-n", "test", "PYTEST_ARGS=", "TEST_WORKERS=2", "CLUSTER_WORKERS=3", "COURSE_WORKERS=3"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    both = (
-        'if [ -z "$was_up" ]; then .venv/bin/eoslab down; fi & .venv/bin/python -m tests.worker_clusters down 2; wait'
+    both = (  # the cluster tier's three local clusters (CLUSTER_WORKERS) stop at once
+        'if [ -z "$was_up" ]; then .venv/bin/eoslab down; fi & .venv/bin/python -m tests.worker_clusters down 3; wait'
     )
     trap = recipe[recipe.index("trap '") : recipe.index("\n", recipe.index("trap '"))]
     assert f'if [ -n "$started" ]; then {both}; fi' in trap  # a failed start, a Ctrl-C: nothing left running
@@ -257,6 +257,8 @@ def test_make_test_runs_the_cluster_tier_on_local_clusters_then_the_course_tier_
     ]
     assert order == sorted(order)
     assert recipe[recipe.index("-m 'course'") : recipe.index(") || exit $?")].rstrip().endswith("-n 3")
+    cluster = recipe[recipe.index("-m 'cluster'") : recipe.index(f"started=; {both}")]
+    assert "-n 3" in cluster and "-n 2" not in cluster  # CLUSTER_WORKERS, not TEST_WORKERS
 
 
 def test_the_fault_matrix_and_notebook_05_run_on_the_sessions_cluster_first_there() -> None:
