@@ -163,12 +163,7 @@ def _run_all(page: Any, rel: str, title: str, artifacts: Path) -> Any:
     )
     print(f"{rel}: {len(code)} code cells run in the lab container: {time.monotonic() - t0:.0f} s")
     page.screenshot(path=artifacts / f"lab-container-{Path(rel).stem}.png", full_page=True)
-    page.keyboard.press("Control+s")  # the run's outputs, as the container's JupyterLab saved them
-    wait_until(
-        lambda: all(c.get("execution_count") for c in _code_cells(rel)),
-        timeout=60,
-        what=f"{rel} saved with every code cell's outputs",
-    )
+    _save(page, nb, rel, artifacts)
     outputs = [o for c in _code_cells(rel) for o in c["outputs"]]
     errors = [f"{o['ename']}: {o['evalue']}" for o in outputs if o["output_type"] == "error"]
     assert errors == [], f"{rel}: cells raised in the lab container: {errors}"
@@ -176,6 +171,29 @@ def _run_all(page: Any, rel: str, title: str, artifacts: Path) -> Any:
     stderr = [ln for o in outputs if o.get("name") == "stderr" for ln in o["text"].splitlines() if ln.strip()]
     assert all(LIBRDKAFKA_LOG.match(ln) for ln in stderr), f"{rel}: stderr beyond librdkafka's log: {stderr}"
     return nb
+
+
+def _dialogs(page: Any) -> str:
+    """What any JupyterLab dialog on screen says (a save can wait on one, e.g. "File Changed")."""
+    texts = [t.strip() for t in page.locator(".jp-Dialog").all_inner_texts() if t.strip()]
+    return "dialogs: " + (" | ".join(texts) if texts else "none")
+
+
+def _save(page: Any, nb: Any, rel: str, artifacts: Path) -> None:
+    """Save ``rel`` with its panel's own Save button and wait until the container's JupyterLab has written every code
+    cell's outputs. Not Ctrl+S: a key press goes wherever the focus is, and run 68 (28 Nov) timed out once waiting
+    for a save after Ctrl+S. On a timeout the screen is kept and any dialog's text is in the error."""
+    nb.locator(".jp-Toolbar [data-command='docmanager:save']").first.click()
+    try:
+        wait_until(
+            lambda: all(c.get("execution_count") for c in _code_cells(rel)),
+            timeout=60,
+            what=f"{rel} saved with every code cell's outputs",
+            describe=lambda: _dialogs(page),
+        )
+    except Exception:
+        page.screenshot(path=artifacts / f"lab-container-{Path(rel).stem}-save.png", full_page=True)
+        raise
 
 
 def _edit_and_save(page: Any, nb: Any) -> None:
