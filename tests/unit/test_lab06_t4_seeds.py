@@ -91,13 +91,18 @@ def _verdict(answer: pd.DataFrame, x: pd.DataFrame, p: pd.DataFrame) -> str | No
     return None
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_every_t4_wrong_decision_is_named_and_the_right_one_passes_on_every_seed(seed: int) -> None:
+def _tables(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The held-out samples and params of ``seed``, their folder removed."""
     root, _ = heldout(seed)
     try:
-        x, p = read_table("samples", root), read_table("params", root)
+        return read_table("samples", root), read_table("params", root)
     finally:
         shutil.rmtree(root)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_t4_wrong_decision_is_named_and_the_right_one_passes_on_every_seed(seed: int) -> None:
+    x, p = _tables(seed)
     assert _verdict(_answer(x, p), x, p) is None, seed
     wrong = []
     for why, (answer, named) in WRONG.items():
@@ -122,11 +127,7 @@ OLD = {
 
 @pytest.mark.parametrize("seed", range(5))
 def test_every_answer_of_the_old_task_fails_now_the_old_solution_as_pooled(seed: int) -> None:
-    root, _ = heldout(seed)
-    try:
-        x, p = read_table("samples", root), read_table("params", root)
-    finally:
-        shutil.rmtree(root)
+    x, p = _tables(seed)
     passed = [why for why, answer in OLD.items() if _verdict(answer(x, p), x, p) is None]
     assert not passed, f"seed {seed}: {passed} pass"
     assert "samples of every run are pooled" in str(_verdict(OLD["the old solution"](x, p), x, p))
