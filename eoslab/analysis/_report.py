@@ -22,6 +22,7 @@ from eoslab.analysis._load import Runs, load_runs
 from eoslab.analysis._metrics import latency_percentiles
 from eoslab.analysis._rounds import kit_vs_java, overhead, resolvable, throughput, transactions
 from eoslab.analysis._takeaways import IDEMPOTENT, interval, overhead_verdict, pct, rounds_for, takeaways
+from eoslab.bench._warmup import warmup_sentence
 from eoslab.bench.producers import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE
 from eoslab.bench.targets import HARNESS_VS_JAVA_RATIO
 from eoslab.errors import DataError
@@ -225,7 +226,8 @@ def report_text(f: RunFigures) -> str:
     """The one-screen report of a run: per mode the median over rounds and its 95 % interval, the
     overhead against acks_all and whether this run resolves it, each transactional mode against idempotent
     likewise, the Java peer, latency, takeaways."""
-    lines = [_env_line(f.env), *_mode_lines(f), *_vs_idempotent_lines(f), *_java_lines(f)]
+    warm = warmup_sentence(f.env)
+    lines = [_env_line(f.env), *([warm] if warm else []), *_mode_lines(f), *_vs_idempotent_lines(f), *_java_lines(f)]
     lines += cpeer_lines(f.cpeer, str(f.env.get("librdkafka_version", "?")))
     lines += cpu_lines(f.cpu, str(f.env.get("backend", "local")))
     lines += [*_latency_lines(f), "takeaways:"]

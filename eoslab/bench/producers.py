@@ -2,6 +2,9 @@
 
 A run has three parts, each on fresh topics that are deleted afterwards:
 
+0. (before the rounds, not recorded) the brokers' warm-up (:mod:`eoslab.bench._warmup`): rounds of every mode in
+   short slices until the brokers' JIT compilers are idle, so that the rounds do not meet a cluster still
+   speeding up; one round on a cluster that has worked, a minute or two on a new one;
 1. rounds at saturation (:mod:`eoslab.bench._rounds`): one warmed-up producer per mode; every
    round gives each mode a slice of wall time, in an order rotated from round to round
    (A B C …, B C … A, …), so a machine that slows down or speeds up during the run weighs on
@@ -34,6 +37,7 @@ from eoslab.bench._cpu import CpuMeter
 from eoslab.bench._harness import BenchError
 from eoslab.bench._peer import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE, PeerResult, peer_records, run_peer
 from eoslab.bench._rounds import TOPIC_CONFIG, run_rounds, sat_row
+from eoslab.bench._warmup import WARMUP_SLICE_S
 from eoslab.cluster import Cluster, connect
 from eoslab.runs import (
     NOT_IN_ROUNDS,
@@ -63,6 +67,8 @@ __all__ = [
 CPEER_LABELS = ("acks_all", "idempotent")
 SETUP_S = 2.0
 """Per mode, the topic, the producer, its warm-up, the consumers' join: what a run costs beside its slices."""
+WARMUP_EXTRA_S = 0.2
+"""Per mode and warm-up round, the drain beside its slice."""
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -158,7 +164,8 @@ def estimate_s(m: Matrix, c_peer: bool = False) -> float:
     java = len(peers) * (3.0 + JAVA_WARMUP_S + m.java_seconds)  # a JVM start, its warm-up report, the stretch
     fixed = sum(w.duration_s + 1.0 for w in m.workloads)
     c = len(cpeer_workloads(m)) * (1.0 + CPEER_WARMUP_S + m.java_seconds) if c_peer else 0.0
-    return m.rounds * m.round_s + java + c + fixed + SETUP_S * len(m.workloads)
+    warm = (WARMUP_SLICE_S + WARMUP_EXTRA_S) * len(m.workloads) if m.warmup_max_s > 0 else 0.0  # one round
+    return m.rounds * m.round_s + java + c + fixed + SETUP_S * len(m.workloads) + warm
 
 
 def cpeer_workloads(m: Matrix) -> list[Workload]:
@@ -302,7 +309,8 @@ def run_matrix(
     bar = progress_bar("bench", total=estimate_s(m, c_peer), unit="s", delay=0.0) if progress else tqdm(disable=True)
     t_start = time.monotonic()
     try:
-        summary = run_rounds(cluster, m, run_id, bar)
+        summary, warm = run_rounds(cluster, m, run_id, bar)
+        env.update(warm.env())
         _measure_peers(cluster, m, run_id, index, summary, bar)
         if c_peer:
             _measure_cpeers(cluster, m, run_id, index, summary, bar)

@@ -10,7 +10,7 @@ import pytest
 
 from eoslab.bench._harness import SLICE_CAP
 from eoslab.cluster import Cluster
-from eoslab.runs import CPU_KINDS, FORMAT, MIN_COMMITS, Workload, cpu_table, run_folders
+from eoslab.runs import CPU_KINDS, FORMAT, MIN_COMMITS, Workload, cpu_table, matrix, run_folders
 
 pytestmark = pytest.mark.cluster
 
@@ -43,6 +43,12 @@ def test_a_run_records_every_table(bench_runs: Path) -> None:
     for kind in ("ack", "e2e_read_committed", "e2e_read_uncommitted"):
         assert (counts[kind] == offered[counts.index]).all(), kind
     assert env.kafka_version == "4.1.2" and env.cores >= 1 and env.librdkafka_version
+    # The brokers' warm-up ran before the rounds (not recorded as one) and stopped at its cap or on idle compilers,
+    # whose threads the local backend sees in /proc.
+    assert env.warmup_rounds >= 1 and env.warmup_reason in ("jit idle", "cap", "rate plateau")
+    assert env.warmup_beyond_first_s <= matrix(env.matrix).warmup_max_s
+    if env.backend == "local":
+        assert env.warmup_reason != "rate plateau" and env.warmup_jit_first >= 0
 
 
 def test_a_run_records_each_process_kinds_cpu(bench_runs: Path) -> None:
