@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from eoslab.analysis._cpeer import CPEER_TABLE, cpeer_lines, cpeer_table
+from eoslab.analysis._cpeer import CPEER_TABLE, Bounds, cpeer_lines, cpeer_table, peer_flag
 from eoslab.analysis._cpu import cpu_lines
 from eoslab.analysis._load import Runs, load_runs
 from eoslab.analysis._metrics import latency_percentiles
@@ -24,7 +24,6 @@ from eoslab.analysis._rounds import kit_vs_java, overhead, resolvable, throughpu
 from eoslab.analysis._takeaways import IDEMPOTENT, interval, overhead_verdict, pct, rounds_for, takeaways
 from eoslab.bench._warmup import warmup_sentence
 from eoslab.bench.producers import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE
-from eoslab.bench.targets import HARNESS_VS_JAVA_RATIO
 from eoslab.errors import DataError
 from eoslab.runs import BASELINE, cpu_table
 
@@ -185,7 +184,7 @@ def _vs_idempotent_lines(f: RunFigures) -> list[str]:
 NO_WINDOW = f"no measured window: the tool finished within its first {JAVA_WARMUP_S:g} s report (its warm-up)"
 
 
-def _java_line(j: pd.Series) -> str:
+def _java_line(j: pd.Series, bounds: Bounds) -> str:
     """One mode against Kafka's producer-perf-test: the rates, their ratio, and what a low one means; a tool
     that had no window after its warm-up has no rate, and that is all its line says of it."""
     warm = "  (still warming up: measure longer)" if bool(j.get("java_still_warming", False)) else ""
@@ -194,12 +193,15 @@ def _java_line(j: pd.Series) -> str:
     brackets = "" if pd.isna(total) else f"({total:.0f})"
     if pd.isna(j["java"]):
         return f"{head}{'—':>8} {brackets}  {NO_WINDOW}"
-    flag = (
-        ""
-        if j["ratio"] >= HARNESS_VS_JAVA_RATIO
-        else f"  below {HARNESS_VS_JAVA_RATIO:g}: the harness is the bottleneck"
-    )
+    flag = peer_flag(j["label"], float(j["ratio"]), float(j["java"]), bounds)
     return f"{head}{j['java']:>8.0f} {brackets}  ratio {j['ratio']:.2f}{flag}{warm}"
+
+
+def _bounds(f: RunFigures) -> Bounds:
+    """Each mode's records/s interval over rounds, for judging a peer's ratio."""
+    return {
+        str(r["label"]): (float(r["records_per_s_lo"]), float(r["records_per_s_hi"])) for _, r in f.modes.iterrows()
+    }
 
 
 def _java_lines(f: RunFigures) -> list[str]:
@@ -208,7 +210,7 @@ def _java_lines(f: RunFigures) -> list[str]:
     return [
         f"Kafka's producer-perf-test, same settings and bytes, its rate after its first {JAVA_WARMUP_S:g} s report "
         "(the tool's own total, warm-up included, in brackets):",
-        *(_java_line(j) for _, j in f.java.iterrows()),
+        *(_java_line(j, _bounds(f)) for _, j in f.java.iterrows()),
     ]
 
 
@@ -228,7 +230,7 @@ def report_text(f: RunFigures) -> str:
     likewise, the Java peer, latency, takeaways."""
     warm = warmup_sentence(f.env)
     lines = [_env_line(f.env), *([warm] if warm else []), *_mode_lines(f), *_vs_idempotent_lines(f), *_java_lines(f)]
-    lines += cpeer_lines(f.cpeer, str(f.env.get("librdkafka_version", "?")))
+    lines += cpeer_lines(f.cpeer, str(f.env.get("librdkafka_version", "?")), _bounds(f))
     lines += cpu_lines(f.cpu, str(f.env.get("backend", "local")))
     lines += [*_latency_lines(f), "takeaways:"]
     lines += [f"- {t}" for t in takeaways(f)]

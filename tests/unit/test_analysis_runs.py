@@ -224,8 +224,12 @@ def test_a_java_peer_without_a_measured_window_says_so():
             "java_still_warming": False,
         }
     )
-    line = _java_line(row)
+    line = _java_line(row, {})
     assert "no measured window: the tool finished within its first 5 s report (its warm-up)" in line
     assert "(51459)" in line and "nan" not in line and "bottleneck" not in line and "ratio" not in line
-    measured = _java_line(pd.Series({**row.to_dict(), "java": 38_072.0, "ratio": 0.5}))
-    assert "java    38072 (51459)  ratio 0.50  below 0.9: the harness is the bottleneck" in measured
+    measured = _java_line(pd.Series({**row.to_dict(), "java": 38_072.0, "ratio": 0.5}), {"txn_100ms": (17e3, 21e3)})
+    assert (
+        "java    38072 (51459)  ratio 0.50  [0.45, 0.55] over the harness's rounds: below 0.9 in every round's"
+        in measured
+    )
+    assert "the harness is the bottleneck" in measured

@@ -143,13 +143,28 @@ def test_cpeer_table_is_the_harness_median_over_the_tools_rate():
     t = cpeer_table(_summary())
     assert list(t["label"]) == ["acks_all"]
     assert t["ratio"].iloc[0] == pytest.approx(10000 / 12500)
-    lines = cpeer_lines(t, "2.16.0")
+    lines = cpeer_lines(t, "2.16.0", {"acks_all": (9000.0, 10500.0)})
     assert "librdkafka 2.15.1" in lines[0] and "2.16.0" in lines[0]
     assert (
-        "ratio 0.80" in lines[1]
-        and "below 0.9: the harness is the bottleneck" in lines[1]
+        "ratio 0.80  [0.72, 0.84] over the harness's rounds: below 0.9 in every round's reach, the harness is the "
+        "bottleneck"
+        in lines[1]
         and "0.05 wake-ups/record" in lines[1]
     )
+
+
+def test_a_ratio_below_the_target_within_the_rounds_noise_is_not_called_a_bottleneck():
+    """28 Nov, run 20261128T151421-0083: acks_all 95,731 [76,664, 119,285] against the C tool's 118,809 printed
+    "ratio 0.81 below 0.9: the harness is the bottleneck", though the harness's own rounds reached 1.00."""
+    t = cpeer_table(_summary())
+    (line,) = cpeer_lines(t, "2.16.0", {"acks_all": (8000.0, 13000.0)})[1:]
+    assert (
+        "ratio 0.80  [0.64, 1.04] over the harness's rounds: below 0.9 at the median but within this run's noise"
+        in line
+    )
+    assert "bottleneck" not in line
+    (bare,) = cpeer_lines(t, "2.16.0")[1:]  # no interval known: no verdict beyond the figure
+    assert "ratio 0.80  below 0.9" in bare and "bottleneck" not in bare
 
 
 def test_a_run_without_the_c_peer_prints_nothing():
