@@ -67,9 +67,11 @@ def test_what_a_run_records_and_says() -> None:
     cold = Warmup((6.0,) * 20, tuple(COLD_RATES[:14]) + (60000.0,) * 6, (0.5,) * 20, "cap")
     assert cold.env()["warmup_beyond_first_s"] == 114.0
     said = warmup_sentence(_env(cold))
-    assert "20 rounds" in said and "still warming" in said and "run again" in said
+    assert "20 rounds" in said and "compilers were still busy" in said and "may be slower" in said
     docker = warmup_sentence(_env(Warmup((3.0, 3.0, 3.0), (5e4, 5.1e4, 5.0e4), (math.nan,) * 3, "rate plateau")))
     assert "compilers" not in docker and "stopped rising" in docker
+    capped = warmup_sentence(_env(Warmup((3.0, 3.0), (5e4, 6e4), (math.nan,) * 2, "cap")))
+    assert "before the rate had levelled off" in capped and "compilers" not in capped
 
 
 def test_a_run_without_a_warm_up_says_nothing() -> None:
