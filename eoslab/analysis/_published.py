@@ -142,12 +142,24 @@ def _baseline(params: pd.DataFrame | None) -> tuple[str, str, str, str]:
     )
 
 
+def _peer_idempotence(peer: pd.DataFrame, rate: str) -> str:
+    """The peer's own idempotent overhead against its acks_all, when it measured both ("" otherwise)."""
+    rates = peer.dropna(subset=[rate]).set_index("label")[rate] if rate in peer.columns else pd.Series(dtype=float)
+    if "acks_all" not in rates.index or "idempotent" not in rates.index or rates["acks_all"] <= 0:
+        return ""
+    return f" (its own idempotent overhead {1 - rates['idempotent'] / rates['acks_all']:+.1%})"
+
+
 def _client(fig: Figures) -> tuple[str, str, str, str]:
     ratios = []
-    for name, peer in (("Java tool", fig.java), ("rdkafka_performance", fig.cpeer)):
+    for name, peer, rate in (("Java tool", fig.java, "java"), ("rdkafka_performance", fig.cpeer, "c")):
         measured = peer.dropna(subset=["ratio"]) if len(peer) else peer  # a peer that sent nothing has no ratio
         if len(measured):
-            ratios.append(f"harness ÷ {name} " + ", ".join(f"{r.label} {r.ratio:.2f}" for r in measured.itertuples()))
+            ratios.append(
+                f"harness ÷ {name} "
+                + ", ".join(f"{r.label} {r.ratio:.2f}" for r in measured.itertuples())
+                + _peer_idempotence(measured, rate)
+            )
     measured = "; ".join(ratios) or (
         "no: this run has no Java or C peer (the default matrix measures Kafka's Java tool beside the harness; "
         "`--c-peer` adds librdkafka's own)"

@@ -7,6 +7,7 @@ made-up class beside the learner's own figure."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import matplotlib
 import pandas as pd
@@ -72,7 +73,11 @@ def _cpu(us: dict[str, tuple[float, float, float]], records: int = 100_000) -> p
 
 
 def _fig(
-    modes: pd.DataFrame, cpu: pd.DataFrame, backend: str = "local", java: pd.DataFrame | None = None
+    modes: pd.DataFrame,
+    cpu: pd.DataFrame,
+    backend: str = "local",
+    java: pd.DataFrame | None = None,
+    cpeer: pd.DataFrame | None = None,
 ) -> RunFigures:
     env = pd.Series(
         {
@@ -84,7 +89,9 @@ def _fig(
             "librdkafka_version": "2.16.0",
         }
     )
-    return RunFigures("r1", env, modes, pd.DataFrame() if java is None else java, pd.DataFrame(), 0.05, 3, cpu)
+    java = pd.DataFrame() if java is None else java
+    fig = RunFigures("r1", env, modes, java, pd.DataFrame(), 0.05, 3, cpu)
+    return fig if cpeer is None else replace(fig, cpeer=cpeer)
 
 
 # The issue's run, roughly: 50,000 records/s at acks_all, idempotence 20 % slower, transactions 30 %.
@@ -207,6 +214,14 @@ def test_the_published_differences_are_named_and_measured_where_the_run_can() ->
     java = pd.DataFrame({"label": ["acks_all", "txn_100ms"], "ratio": [0.52, math.nan]})  # txn_100ms: none sent
     with_peer = A.published_differences(_fig(modes, _cpu(CPU), java=java), params).set_index("difference")
     assert with_peer.loc["the client", "measured by this run"] == "harness ÷ Java tool acks_all 0.52"
+    # A peer that measured acks_all and idempotent says what idempotence cost the peer itself (the record runs:
+    # librdkafka's C tool lost 21-24 %, the harness 28-33 %): the learner's figure beside the clients' own.
+    cpeer = pd.DataFrame({"label": ["acks_all", "idempotent"], "c": [110_244.0, 83_791.0], "ratio": [1.04, 0.98]})
+    both = A.published_differences(_fig(modes, _cpu(CPU), java=java, cpeer=cpeer), params).set_index("difference")
+    assert both.loc["the client", "measured by this run"] == (
+        "harness ÷ Java tool acks_all 0.52; harness ÷ rdkafka_performance acks_all 1.04, idempotent 0.98 "
+        "(its own idempotent overhead +24.0%)"
+    )
 
 
 def test_without_a_100ms_mode_the_nearest_is_named() -> None:
