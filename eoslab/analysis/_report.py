@@ -132,6 +132,7 @@ def _env_line(env: pd.Series) -> str:
         f"run {env['run_id']}: {env['cores']} cores ({env['cpu']}), Kafka {env['kafka_version']}, librdkafka "
         f"{env['librdkafka_version']}, {env['backend']} backend, load {env['load1_at_start']} at start, "
         f"{env.get('rounds', '?')} rounds, {env.get('wall_s', '?')} s"
+        + (f", pinned: {env['pinned']}" if isinstance(env.get("pinned"), str) and env["pinned"] else "")
     )
 
 

@@ -19,11 +19,14 @@ its intervals are computed by ``eoslab.analysis`` (Spark), which ``eoslab bench 
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import shutil
 import statistics
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +39,7 @@ from eoslab.bench._cpeer import CPEER_WARMUP_S, CPeerResult, run_cpeer
 from eoslab.bench._cpu import CpuMeter
 from eoslab.bench._harness import BenchError
 from eoslab.bench._peer import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE, PeerResult, peer_records, run_peer
+from eoslab.bench._pin import Pinning, pinned, plan
 from eoslab.bench._rounds import TOPIC_CONFIG, run_rounds, sat_row
 from eoslab.bench._warmup import WARMUP_SLICE_S
 from eoslab.cluster import Cluster, connect
@@ -286,9 +290,11 @@ def run_matrix(
     root: str | Path | None = None,
     progress: bool = True,
     c_peer: bool = False,
+    pin: bool = False,
 ) -> Path:
     """Measure every workload of the matrix and write one run folder; returns its path. ``c_peer``: also
-    librdkafka's own rdkafka_performance (built once) on the baseline and idempotence."""
+    librdkafka's own rdkafka_performance (built once) on the baseline and idempotence; ``pin``: the client on
+    cores of its own, the cluster's nodes on the others (:mod:`eoslab.bench._pin`, local backend)."""
     from tqdm import tqdm
 
     from eoslab._progress import progress_bar
@@ -300,6 +306,8 @@ def run_matrix(
     env = fingerprint(run_id, cluster.backend.name, m.name, m.rounds, m.seconds)
     env["java_peer"] = m.java_peer
     env["c_peer"] = c_peer
+    pinning = _pinning(cluster) if pin else None
+    env["pinned"] = pinning.describe() if pinning else ""
     bootstrap = cluster.bootstrap_servers()
     index = {w.label: i for i, w in enumerate(m.workloads)}
     params = [
@@ -308,7 +316,8 @@ def run_matrix(
     ]
     bar = progress_bar("bench", total=estimate_s(m, c_peer), unit="s", delay=0.0) if progress else tqdm(disable=True)
     t_start = time.monotonic()
-    try:
+    nodes = [st.pid for st in cluster.status() if st.pid] if pinning else []
+    with pinned(nodes, pinning) if pinning else contextlib.nullcontext(), _closing(bar):
         summary, warm = run_rounds(cluster, m, run_id, bar)
         env.update(warm.env())
         _measure_peers(cluster, m, run_id, index, summary, bar)
@@ -316,10 +325,23 @@ def run_matrix(
             _measure_cpeers(cluster, m, run_id, index, summary, bar)
         fixed, frames = _measure_fixed_load(cluster, bootstrap, m, run_id, index, bar)
         summary += fixed
-    finally:
-        bar.close()
     env["wall_s"] = round(time.monotonic() - t_start, 1)
     return write_run(folder, params, summary, _samples(frames), env)
+
+
+@contextlib.contextmanager
+def _closing(bar: Any) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        bar.close()
+
+
+def _pinning(cluster: Cluster) -> Pinning:
+    """The CPUs of ``--pin`` for this machine, or one sentence saying why not."""
+    if cluster.backend.name != "local":
+        raise BenchError("--pin pins this machine's processes: it needs the local backend (run without --pin).")
+    return plan(os.sched_getaffinity(0))
 
 
 def ensure_runs(cluster: Cluster | None = None, root: str | Path | None = None, matrix_name: str = "quick") -> Path:

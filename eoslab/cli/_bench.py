@@ -86,7 +86,10 @@ def _producers(args: argparse.Namespace) -> int:
         + (f" (up to {m.warmup_max_s:.0f} s more warming a new cluster's brokers)" if m.warmup_max_s > 0 else "")
     )
     t0 = time.monotonic()
-    folder = run_matrix(cluster, m, args.runs_dir, c_peer=c_peer)
+    pin = bool(getattr(args, "pin", False))
+    if pin:
+        shape = {**shape, "pin": True}
+    folder = run_matrix(cluster, m, args.runs_dir, c_peer=c_peer, pin=pin)
     from eoslab.analysis import report, spark_session  # Spark computes the intervals
 
     print(report(spark_session(kafka=False), folder))
@@ -245,6 +248,11 @@ def _bench_parser(sub: Subparsers) -> None:
         "--c-peer",
         action="store_true",
         help="producers: also librdkafka's own rdkafka_performance on acks_all and idempotent (built once, ~1 min)",
+    )
+    s.add_argument(
+        "--pin",
+        action="store_true",
+        help="producers: the client on a core of its own, the cluster's nodes on the others (local backend, Linux)",
     )
     s.add_argument("--records", type=int, default=None, help="faults: input records per cell (default 200)")
     s.add_argument("--faults", default=None, help="faults: which faults, comma-separated (default all six)")
