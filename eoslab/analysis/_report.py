@@ -22,8 +22,7 @@ from eoslab.analysis._load import Runs, load_runs
 from eoslab.analysis._metrics import latency_percentiles
 from eoslab.analysis._rounds import kit_vs_java, overhead, resolvable, throughput, transactions
 from eoslab.analysis._takeaways import IDEMPOTENT, interval, overhead_verdict, pct, rounds_for, takeaways
-from eoslab.bench._warmup import warmup_sentence
-from eoslab.bench.producers import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE
+from eoslab.bench.producers import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE, warmup_sentence
 from eoslab.errors import DataError
 from eoslab.runs import BASELINE, cpu_table
 

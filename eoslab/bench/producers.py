@@ -41,7 +41,7 @@ from eoslab.bench._harness import BenchError
 from eoslab.bench._peer import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE, PeerResult, peer_records, run_peer
 from eoslab.bench._pin import Pinning, pinned, plan
 from eoslab.bench._rounds import TOPIC_CONFIG, run_rounds, sat_row
-from eoslab.bench._warmup import WARMUP_SLICE_S
+from eoslab.bench._warmup import WARMUP_SLICE_S, warmup_sentence
 from eoslab.cluster import Cluster, connect
 from eoslab.runs import (
     NOT_IN_ROUNDS,
@@ -66,6 +66,7 @@ __all__ = [
     "ensure_runs",
     "estimate_s",
     "run_matrix",
+    "warmup_sentence",
 ]
 
 CPEER_LABELS = ("acks_all", "idempotent")
