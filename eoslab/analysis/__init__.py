@@ -1,14 +1,15 @@
 """PySpark over ``runs/`` (and over topics, with the Spark Kafka source): module 06's figures.
 
-Pure functions of the recorded history (:mod:`eoslab.runs`, written by :mod:`eoslab.bench`): per run,
-each mode's throughput and overhead as a median over rounds with a bootstrap interval over rounds,
-computed in Spark (``throughput``, ``overhead``, ``bootstrap_median``), the smallest effect a run can
-resolve, the Java peer beside the harness; latency percentiles with Spark's ``percentile_approx``;
-read_committed latency against the commit interval; the spread across a class, and per machine of a
-class its overhead with an interval, the class's distribution and its outliers (``machine_overhead``,
-``class_distribution``, ``class_outliers``, read aloud by ``class_sentences``); the duplicate /
-aborted-record audit; module 05's fault matrix (its faults tables, its output topics audited through
-Spark's Kafka source); published figures to compare with; the takeaways a run supports; plots.
+Pure functions of the recorded history (:mod:`eoslab.runs`, written by :mod:`eoslab.bench`): per run, each
+mode's throughput and overhead as a median over rounds with a bootstrap interval over rounds, computed in
+Spark (``throughput``, ``overhead``, ``bootstrap_median``; several in one Spark job: ``intervals``,
+``bootstrap_many``), the smallest effect a run can resolve, the Java peer beside the harness; latency
+percentiles with Spark's ``percentile_approx``; read_committed latency against the commit interval; the
+spread across a class, and per machine of a class its overhead with an interval, the class's distribution
+and its outliers (``machine_overhead``, ``class_distribution``, ``class_outliers``, read aloud by
+``class_sentences``); the duplicate / aborted-record audit; module 05's fault matrix (its faults tables, its
+output topics audited through Spark's Kafka source); published figures to compare with; the takeaways a run
+supports; plots.
 """
 
 from eoslab.analysis._audit import audit_frames, audit_topic, read_topic, topic_values
@@ -33,7 +34,9 @@ from eoslab.analysis._plots import plot_e2e_vs_commit, plot_latency, plot_overhe
 from eoslab.analysis._published import PUBLISHED, Published, compare, published_differences
 from eoslab.analysis._report import RunFigures, overhead_verdict, report, report_text, run_figures, takeaways
 from eoslab.analysis._rounds import (
+    bootstrap_many,
     bootstrap_median,
+    intervals,
     kit_vs_java,
     overhead,
     overhead_by_round,
@@ -62,6 +65,7 @@ __all__ = [
     "audit_topic",
     "bench_analyse",
     "beside_class",
+    "bootstrap_many",
     "bootstrap_median",
     "class_distribution",
     "class_outliers",
@@ -79,6 +83,7 @@ __all__ = [
     "fault_matrix",
     "generate_class",
     "generate_run",
+    "intervals",
     "kit_vs_java",
     "latency_percentiles",
     "load_faults",

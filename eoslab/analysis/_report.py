@@ -20,7 +20,7 @@ from eoslab.analysis._cpeer import CPEER_TABLE, Bounds, cpeer_lines, cpeer_table
 from eoslab.analysis._cpu import cpu_lines
 from eoslab.analysis._load import Runs, load_runs
 from eoslab.analysis._metrics import latency_percentiles
-from eoslab.analysis._rounds import kit_vs_java, overhead, resolvable, throughput, transactions
+from eoslab.analysis._rounds import KIND, MODE, RUN, THROUGHPUT, intervals, kit_vs_java, transactions
 from eoslab.analysis._takeaways import IDEMPOTENT, interval, overhead_verdict, pct, rounds_for, takeaways
 from eoslab.bench.producers import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE, warmup_sentence
 from eoslab.errors import DataError
@@ -79,10 +79,29 @@ def _renamed(ov: pd.DataFrame) -> pd.DataFrame:
     return ov.rename(columns={"median": "overhead", "lo": "overhead_lo", "hi": "overhead_hi"})
 
 
-def _vs_idempotent(summary: Any, seed: int) -> pd.DataFrame:
+THROUGHPUT_COLUMNS = (*RUN, *MODE, "rounds", "median", "lo", "hi", "mb_per_s")
+""":func:`eoslab.analysis.throughput`'s columns."""
+INTERVAL_COLUMNS = (*RUN, *MODE, "rounds", "median", "lo", "hi", "resolved", "half_width")
+""":func:`eoslab.analysis.overhead`'s columns."""
+
+
+def _kind(iv: pd.DataFrame, kind: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    """One kind of :func:`intervals`' rows as the function of that kind gives them (a boolean column of a kind
+    without nulls is bool again, as it would be alone)."""
+    return iv.loc[iv[KIND] == kind, list(columns)].reset_index(drop=True).infer_objects()
+
+
+def _vs_idempotent(ov: pd.DataFrame) -> pd.DataFrame:
     """Each transactional mode against idempotent, round by round (none in a run without idempotent)."""
-    ov = _renamed(_pandas(overhead(summary, IDEMPOTENT, seed=seed)))
+    ov = _renamed(ov)
     return ov[ov["mode"] == "transactional"][list(OVERHEAD_COLUMNS) + ["half_width"]].reset_index(drop=True)
+
+
+def _resolvable(ov: pd.DataFrame) -> float:
+    """:func:`eoslab.analysis.resolvable` of one run's overheads, on pandas: the median half-width of its modes'
+    intervals (NaN: no intervals)."""
+    hw = ov.loc[(ov["label"] != BASELINE) & ov["half_width"].notna(), "half_width"]
+    return float(hw.median()) if len(hw) else math.nan
 
 
 def _round_s(sat: pd.DataFrame) -> float:
@@ -95,21 +114,19 @@ def run_figures(runs: Runs, run: str | None = None, *, seed: int = 0) -> RunFigu
     """The figures of one run (the latest by default)."""
     name, one = _one_run(runs, run)
     summary = one.summary.cache()  # a few dozen rows, read from Parquet once instead of once per figure
-    tp = _pandas(throughput(summary, seed=seed))
-    ov_df = overhead(summary, seed=seed).cache()
-    ov = _renamed(_pandas(ov_df))
+    # throughput, the overhead vs acks_all and vs idempotent: their three bootstraps in one Spark job
+    iv = _pandas(intervals(summary, (BASELINE, IDEMPOTENT), seed=seed))
+    tp, ov_raw = _kind(iv, THROUGHPUT, THROUGHPUT_COLUMNS), _kind(iv, BASELINE, INTERVAL_COLUMNS)
+    ov = _renamed(ov_raw)
     tx = _pandas(transactions(summary))
     modes = tp.rename(columns={"median": "records_per_s", "lo": "records_per_s_lo", "hi": "records_per_s_hi"})
     modes = modes.merge(
         ov[["label", "overhead", "overhead_lo", "overhead_hi", "resolved", "half_width"]], on="label", how="left"
     ).merge(tx[["label", "commits_per_slice", "transaction_ms"]], on="label", how="left")
-    res = _pandas(resolvable(ov_df))
     java = _pandas(kit_vs_java(summary))
     lat = _pandas(latency_percentiles(one.samples, "ack"))
     sat = _pandas(summary.where("phase = 'saturation'"))  # every client's saturation rows: a few dozen
     env = _pandas(one.env).iloc[0]
-    vs_idem = _vs_idempotent(summary, seed)
-    ov_df.unpersist()
     summary.unpersist()
     return RunFigures(
         name,
@@ -117,11 +134,11 @@ def run_figures(runs: Runs, run: str | None = None, *, seed: int = 0) -> RunFigu
         modes,
         java,
         lat,
-        float(res["resolvable"].iloc[0]) if len(res) else math.nan,
+        _resolvable(ov_raw),
         int(modes["rounds"].min()) if len(modes) else 0,
         cpu_table(sat),
         cpeer_table(sat),
-        vs_idem,
+        _vs_idempotent(_kind(iv, IDEMPOTENT, INTERVAL_COLUMNS)),
         _round_s(sat),
     )
 

@@ -17,7 +17,7 @@ too narrow below ~10 rounds): a long run (``--rounds 15``) is what makes the int
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from eoslab.runs import BASELINE
@@ -33,6 +33,10 @@ MIN_ROUNDS = 3
 ACCURACY = 10_000
 RUN = ("learner", "run")
 MODE = ("label", "mode", "commit_ms")
+KIND = "kind"
+"""The column that keeps :func:`bootstrap_many`'s frames apart."""
+THROUGHPUT = "throughput"
+"""The kind of :func:`intervals`' throughput rows (its overhead rows' kind is their baseline's label)."""
 
 
 def round_rows(summary: DataFrame, client: str = "eoslab") -> DataFrame:
@@ -68,10 +72,42 @@ def bootstrap_median(
 ) -> DataFrame:
     """Per group of ``by``: ``rounds``, the ``median`` of ``value`` and its percentile-bootstrap interval
     (``lo``, ``hi``; null below :data:`MIN_ROUNDS` rounds), resampling the group's rows (its rounds)."""
+    return _bootstrap(df, value, list(by), [], reps=reps, level=level, seed=seed)
+
+
+def bootstrap_many(
+    frames: Mapping[str, DataFrame],
+    value: str,
+    by: Sequence[str],
+    *,
+    reps: int = REPS,
+    level: float = LEVEL,
+    seed: int = 0,
+) -> DataFrame:
+    """:func:`bootstrap_median` of several frames in ONE Spark job instead of one job each: their ``by`` and
+    ``value`` columns stacked under a :data:`KIND` column (the frame's key in ``frames``), the bootstrap grouped by
+    kind and ``by``. A kind's rows are, to the bit, ``bootstrap_median(frames[kind], value, by)``'s: a draw hashes
+    its group's ``by`` alone, not its kind, so the same rounds are drawn whichever frames are stacked together."""
+    from functools import reduce
+
     from pyspark.sql import functions as F
 
     by = list(by)
-    g = df.groupBy(*by).agg(
+    parts = [f.select(F.lit(kind).alias(KIND), *by, value) for kind, f in frames.items()]
+    return _bootstrap(
+        reduce(lambda a, b: a.unionByName(b), parts), value, by, [KIND], reps=reps, level=level, seed=seed
+    )
+
+
+def _bootstrap(
+    df: DataFrame, value: str, by: list[str], apart: list[str], *, reps: int, level: float, seed: int
+) -> DataFrame:
+    """:func:`bootstrap_median` per group of ``apart`` + ``by``, the draws hashing ``by`` only (``apart`` keeps
+    stacked frames apart without changing their draws)."""
+    from pyspark.sql import functions as F
+
+    groups = [*apart, *by]
+    g = df.groupBy(*groups).agg(
         F.count("*").alias("rounds"), F.median(value).alias("median"), F.collect_list(value).alias("_vals")
     )
     draws = (
@@ -82,7 +118,7 @@ def bootstrap_median(
         .withColumn("_k", F.pmod(F.xxhash64(F.to_json(F.struct(*by)), "_rep", "_slot", F.lit(seed)), "rounds") + 1)
         .withColumn("_x", F.element_at("_vals", F.col("_k").cast("int")))
     )
-    keys = [*by, "rounds", "median"]
+    keys = [*groups, "rounds", "median"]
     medians = draws.groupBy(*keys, "_rep").agg(F.median("_x").alias("_m"))
     alpha = (1 - level) / 2
     bounds = medians.groupBy(*keys).agg(F.percentile_approx("_m", [alpha, 1 - alpha], ACCURACY).alias("_b"))
@@ -105,6 +141,21 @@ def overhead(summary: DataFrame, baseline: str = BASELINE, *, seed: int = 0) -> 
     overhead) with its interval, ``resolved`` (the interval excludes 0) and ``half_width``."""
     ov = bootstrap_median(overhead_by_round(summary, baseline), "overhead", [*RUN, *MODE], seed=seed)
     return judged(ov).orderBy(*RUN, "mode", "commit_ms")
+
+
+def intervals(summary: DataFrame, baselines: Sequence[str] = (BASELINE,), *, seed: int = 0) -> DataFrame:
+    """:func:`throughput` (kind :data:`THROUGHPUT`) and :func:`overhead` against each of ``baselines`` (kind: the
+    baseline's label) in one Spark job (:func:`bootstrap_many`), each kind's rows and columns those functions give
+    for the same ``seed``; every row has all their columns, ordered by kind, then as they order theirs."""
+    from pyspark.sql import functions as F
+
+    rows = round_rows(summary)
+    frames = {THROUGHPUT: rows.withColumnRenamed("records_per_s", "_value")}
+    for b in baselines:
+        frames[b] = overhead_by_round(summary, b).withColumnRenamed("overhead", "_value")
+    out = judged(bootstrap_many(frames, "_value", [*RUN, *MODE], seed=seed))
+    mb = rows.groupBy(*RUN, "label").agg(F.median("mb_per_s").alias("mb_per_s"))
+    return out.join(mb, [*RUN, "label"]).orderBy(KIND, *RUN, "mode", "commit_ms")
 
 
 def judged(ov: DataFrame) -> DataFrame:

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from eoslab import analysis as A
-from eoslab.analysis._report import _java_line
+from eoslab.analysis._report import OVERHEAD_COLUMNS, _java_line
 from eoslab.analysis._report import rounds_for as _rounds_for
 from eoslab.analysis._synthetic import JAVA_RATIO, TRUE_OVERHEAD, true_overhead
 from eoslab.analysis._takeaways import LAPTOP_ROUNDS_S, laptop_rounds
@@ -81,6 +81,50 @@ def test_too_few_rounds_give_no_interval(spark, tmp_path):
     ov = A.overhead(A.load_runs(spark, tmp_path).summary).toPandas()
     assert ov.lo.isna().all() and ov.resolved.isna().all() and (ov.rounds == 2).all()
     assert set(ov.apply(A.overhead_verdict, axis=1)) == {"baseline", "too few rounds for an interval (2)"}
+
+
+def _three_jobs(summary: Any) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """run_figures' ``modes`` (but its transactions), ``vs_idempotent`` and ``resolvable`` as it computed them
+    before :func:`A.intervals`: one Spark bootstrap each for throughput, vs acks_all and vs idempotent."""
+    named = {"median": "overhead", "lo": "overhead_lo", "hi": "overhead_hi"}
+    tp = A.throughput(summary).toPandas()
+    ov = A.overhead(summary).toPandas().rename(columns=named)
+    modes = tp.rename(columns={"median": "records_per_s", "lo": "records_per_s_lo", "hi": "records_per_s_hi"}).merge(
+        ov[["label", "overhead", "overhead_lo", "overhead_hi", "resolved", "half_width"]], on="label", how="left"
+    )
+    idem = A.overhead(summary, "idempotent").toPandas().rename(columns=named)
+    idem = idem[idem["mode"] == "transactional"][[*OVERHEAD_COLUMNS, "half_width"]].reset_index(drop=True)
+    res = A.resolvable(A.overhead(summary)).toPandas()
+    return modes, idem, float(res["resolvable"].iloc[0]) if len(res) else float("nan")
+
+
+@pytest.mark.parametrize("rounds", [6, 2])
+def test_one_job_for_the_three_bootstraps_gives_what_three_jobs_gave(spark, tmp_path, rounds):
+    """run_figures' throughput and overheads vs acks_all and vs idempotent come from ONE Spark job
+    (``bootstrap_many``): every column, intervals and their nulls included, is what one job each gave, exactly."""
+    A.generate_run(tmp_path / "r", seed=11, rounds=rounds, noise=0.05, drift=0.1)
+    runs = A.load_runs(spark, tmp_path)
+    fig = A.run_figures(runs)
+    modes, idem, res = _three_jobs(runs.summary)
+    pd.testing.assert_frame_equal(
+        fig.modes.drop(columns=["commits_per_slice", "transaction_ms"]), modes, check_exact=True
+    )
+    pd.testing.assert_frame_equal(fig.vs_idempotent, idem, check_exact=True)
+    assert fig.resolvable == res or (np.isnan(fig.resolvable) and np.isnan(res))
+    assert len(idem) == 3 and (rounds < 3 or idem["overhead_lo"].notna().all())  # the comparison compares intervals
+
+
+def test_bootstrap_many_is_bootstrap_median_per_kind(runs):
+    """Stacked frames keep their own draws: each kind's rows are its frame's bootstrap alone, to the bit."""
+    rows = A.round_rows(runs.summary)
+    frames = {"as_is": rows, "halved": rows.withColumn("records_per_s", rows["records_per_s"] / 2)}
+    by = ["learner", "run", "label"]
+    many = A.bootstrap_many(frames, "records_per_s", by, seed=3).toPandas()
+    for kind, frame in frames.items():
+        alone = A.bootstrap_median(frame, "records_per_s", by, seed=3).toPandas().sort_values(by, ignore_index=True)
+        got = many[many["kind"] == kind].drop(columns="kind").sort_values(by, ignore_index=True)
+        pd.testing.assert_frame_equal(got, alone, check_exact=True)
+    assert (many["hi"] > many["lo"]).all()  # the drift gives every interval a width: a draw's change would show
 
 
 def test_the_sentences_follow_the_data(spark, tmp_path):
