@@ -17,8 +17,8 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
+from eoslab.bench import _threads
 from eoslab.bench._harness import BenchError
 
 SetAffinity = Callable[[int, set[int]], None]
@@ -54,12 +54,8 @@ def plan(available: Iterable[int]) -> Pinning:
 
 
 def threads_of(pid: int | None) -> list[int]:
-    """Every thread id of ``pid`` (this process when None)."""
-    root = Path(f"/proc/{'self' if pid is None else pid}/task")
-    try:
-        return sorted(int(t.name) for t in root.iterdir())
-    except OSError:
-        return []
+    """Every thread id of ``pid`` (this process when None; none when it has ended)."""
+    return sorted(_threads.read(pid))
 
 
 def _set(tid: int, cpus: set[int]) -> None:

@@ -72,14 +72,6 @@ def rotated(items: list[Any], r: int) -> list[Any]:
     return items[k:] + items[:k]
 
 
-def _trim(cluster: Cluster, topic: str, partitions: int) -> None:
-    futures = cluster.admin.client.delete_records(
-        [TopicPartition(topic, p, OFFSET_END) for p in range(partitions)], request_timeout=CLIENT_CALL
-    )
-    for f in futures.values():
-        f.result(timeout=CLIENT_CALL + 1)
-
-
 class Trims:
     """Each topic's records deleted after its slice WITHOUT waiting: the brokers answer a DeleteRecords only
     when every replica has moved its log start (~0.5 s here, 3 s a round of six modes); the next slice of other
@@ -103,6 +95,13 @@ class Trims:
     def wait_all(self) -> None:
         for topic in list(self.pending):
             self.wait(topic)
+
+
+def _trim(cluster: Cluster, topic: str, partitions: int) -> None:
+    """Delete ``topic``'s records now and wait for the answer (:class:`Trims` without the overlap)."""
+    trims = Trims(cluster)
+    trims.start(topic, partitions)
+    trims.wait(topic)
 
 
 def delete_topics(cluster: Cluster, names: Iterable[str]) -> None:
