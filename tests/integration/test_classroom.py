@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "grading" / "solution_sample.ipynb"
 TALLY = "EOSLAB_TEST_TALLY"
 SLEEP = "EOSLAB_TEST_SLEEP"
+MEET = "EOSLAB_TEST_MEET"
 KEEP = ("d846f207", "ba1c0e84", "fce23abc", "dd2fc6ff", "b6c6555f")
 """The sample's cells kept: title, imports, the answer, task t1 (2 points, the answer), t2 (1 point, always fails)."""
 
@@ -40,10 +41,21 @@ if os.environ.get("EOSLAB_TEST_TALLY"):
     who = os.path.basename(os.path.dirname(os.getcwd())).rsplit("-", 1)[0] + "/{lab}"
     with open(os.environ["EOSLAB_TEST_TALLY"], "a") as fh:
         fh.write(f"{{who}} start {{time.time():.3f}}\\n")
+    meet, until = int(os.environ.get("EOSLAB_TEST_MEET", "0")), time.time() + 60
+    while "{lab}".startswith("lab04") and meet and time.time() < until:
+        marks = [line.split() for line in open(os.environ["EOSLAB_TEST_TALLY"]) if "/lab04" in line]
+        started = {{m[0] for m in marks if m[1] == "start"}}
+        if len(started) >= meet or started - {{m[0] for m in marks if m[1] == "end"}} - {{who}}:
+            break  # another lab 04 is in this cell now, or every one has started: nobody left to wait for
+        time.sleep(0.05)
     time.sleep(float(os.environ.get("EOSLAB_TEST_SLEEP", "0")))
     with open(os.environ["EOSLAB_TEST_TALLY"], "a") as fh:
         fh.write(f"{{who}} end {{time.time():.3f}}\\n")
 """
+"""With ``$EOSLAB_TEST_MEET`` = N, a lab 04 waits in this cell (up to 60 s) until another lab 04 is in it too, or
+all N have started: two jobs the scheduler runs at once then overlap here whatever their kernels' start-up took
+(run 71: kernels started 5-10 s apart, so 4 s sleeps alone missed each other); jobs run one after another never
+meet, each waiting its 60 s out."""
 
 
 def _notebook(lab: str, solved: bool) -> str:
@@ -265,7 +277,8 @@ def test_two_workers_on_one_cluster_give_the_gradebook_one_gives_and_labs_that_r
     shutil.copytree(one, two)  # the very same archives
     tally = tmp_path / "tally.txt"
     _grade(one, "--workers", "1")
-    _grade(two, "--workers", "2", "--one-cluster", env={**os.environ, TALLY: str(tally), SLEEP: "4"})
+    meet = sum("lab04_a.ipynb" in labs for labs in learners.values())
+    _grade(two, "--workers", "2", "--one-cluster", env={**os.environ, TALLY: str(tally), SLEEP: "4", MEET: str(meet)})
 
     def comparable(klass: Path) -> list[list[tuple[str, str]]]:
         return sorted(sorted((k, v) for k, v in r.items() if k != "graded_at") for r in _rows(klass))
