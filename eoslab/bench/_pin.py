@@ -84,17 +84,24 @@ def pinned(
     ]
     try:
         for pid, cpus in plan_:
-            tids = threads(pid)
-            before = {t: get(t) for t in tids}
+            before = {t: cpus_now for t in threads(pid) if (cpus_now := _read(get, t)) is not None}
             whole = set().union(*before.values()) if before else set()
             saved[pid] = (whole, before)
-            for t in tids:
+            for t in before:
                 _quiet(set_, t, cpus)
         yield pinning
     finally:
         for pid, (whole, before) in saved.items():
             for t in threads(pid):
                 _quiet(set_, t, before.get(t, whole))
+
+
+def _read(get: GetAffinity, tid: int) -> set[int] | None:
+    """One thread's CPUs; None for a thread that ended between the listing and the call."""
+    try:
+        return get(tid)
+    except (ProcessLookupError, FileNotFoundError):
+        return None
 
 
 def _quiet(set_: SetAffinity, tid: int, cpus: set[int]) -> None:

@@ -35,6 +35,8 @@ class _Machine:
         return list(self.tasks[pid])
 
     def get(self, tid: int) -> set[int]:
+        if tid not in self.cpus:
+            raise ProcessLookupError(tid)
         return set(self.cpus[tid])
 
     def set(self, tid: int, cpus: set[int]) -> None:
@@ -55,6 +57,15 @@ def test_every_thread_is_pinned_and_restored() -> None:
     assert m.cpus[10] == m.cpus[11] == {0, 1}
     assert m.cpus[50] == {0, 1} and m.cpus[52] == {0} and m.cpus[60] == {0, 1}
     assert m.cpus[53] == {0, 1}  # born pinned: given its process's former set
+
+
+def test_a_thread_that_ends_while_it_is_listed_is_skipped() -> None:
+    """A JVM's thread can end between /proc's listing and the affinity call: the run goes on without it."""
+    m = _Machine()
+    m.tasks[500] = [50, 51, 52, 59]  # 59 listed, already gone
+    with pinned([500], Pinning((1,), (0,)), threads=m.threads, get=m.get, set_=m.set):
+        assert m.cpus[50] == {0} and 59 not in m.cpus
+    assert m.cpus[50] == {0, 1}
 
 
 def test_an_error_inside_the_block_still_restores() -> None:
