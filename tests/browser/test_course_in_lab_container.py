@@ -21,6 +21,7 @@ import os
 import re
 import subprocess
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -127,13 +128,22 @@ def _course_opens(page: Any, artifacts: Path) -> None:
     page.screenshot(path=artifacts / "lab-container-index.png")
 
 
-def _code_cells(rel: str) -> list[dict[str, Any]]:
-    """The code cells of ``rel`` as the container's JupyterLab has it saved (its contents API)."""
-    cells = _api(f"/api/contents/{rel}?content=1")["content"]["cells"]
+def _code_cells(course: Path, rel: str) -> list[dict[str, Any]] | None:
+    """The code cells of ``rel`` as saved, read from the disk (the course folder is the container's bind mount);
+    None while the file is being written.
+
+    Never through the contents API while a save may be in flight: jupyter_server's async save truncates the file
+    and writes it in a thread, and a GET that reads it half-written moves it aside as ``.invalid`` and puts back
+    the copy the save started from: the save is lost, silently (jupyter-server/jupyter_server#1416). Polling the
+    API every 0.25 s did exactly that in run 68 and in CI's run of 28 Nov (reproduced: session 15)."""
+    try:
+        cells = json.loads((course / rel).read_text(encoding="utf-8"))["cells"]
+    except ValueError:  # half-written: the save has not finished
+        return None
     return [c for c in cells if c["cell_type"] == "code"]
 
 
-def _run_all(page: Any, rel: str, title: str, artifacts: Path) -> Any:
+def _run_all(page: Any, course: Path, rel: str, title: str, artifacts: Path) -> Any:
     """Open ``rel``, Run > Run All Cells in the container's kernel; the cells, once all finished, no errors."""
     page.goto(f"{URL}/lab/tree/{rel}")
     nb = page.locator(".jp-NotebookPanel:visible", has=page.locator("h1", has_text=title))
@@ -163,8 +173,8 @@ def _run_all(page: Any, rel: str, title: str, artifacts: Path) -> Any:
     )
     print(f"{rel}: {len(code)} code cells run in the lab container: {time.monotonic() - t0:.0f} s")
     page.screenshot(path=artifacts / f"lab-container-{Path(rel).stem}.png", full_page=True)
-    _save(page, nb, rel, artifacts)
-    outputs = [o for c in _code_cells(rel) for o in c["outputs"]]
+    cells_saved = _save(page, nb, course, rel, artifacts)
+    outputs = [o for c in cells_saved for o in c["outputs"]]
     errors = [f"{o['ename']}: {o['evalue']}" for o in outputs if o["output_type"] == "error"]
     assert errors == [], f"{rel}: cells raised in the lab container: {errors}"
     # stderr is librdkafka's own log only (its retries and the disconnects the fault proxy makes, "%4|...")
@@ -179,37 +189,49 @@ def _dialogs(page: Any) -> str:
     return "dialogs: " + (" | ".join(texts) if texts else "none")
 
 
-def _save(page: Any, nb: Any, rel: str, artifacts: Path) -> None:
-    """Save ``rel`` with its panel's own Save button and wait until the container's JupyterLab has written every code
-    cell's outputs. Not Ctrl+S: a key press goes wherever the focus is, and run 68 (28 Nov) timed out once waiting
-    for a save after Ctrl+S. On a timeout the screen is kept and any dialog's text is in the error."""
-    nb.locator(".jp-Toolbar [data-command='docmanager:save']").first.click()
+def _saved(page: Any, rel: str, press: Any) -> None:
+    """Do ``press`` (a click or a key) and wait for the save it makes: JupyterLab's PUT of ``rel``, answered 200."""
+    path = "/api/contents/" + urllib.parse.quote(rel)
+    with page.expect_response(
+        lambda r: r.request.method == "PUT" and urllib.parse.urlsplit(r.url).path == path, timeout=60_000
+    ) as put:
+        press()
+    assert put.value.status == 200, f"saving {rel}: {put.value.status} {put.value.text()[:500]}"
+
+
+def _save(page: Any, nb: Any, course: Path, rel: str, artifacts: Path) -> list[dict[str, Any]]:
+    """Save ``rel`` with its panel's own Save button (not Ctrl+S: a key press goes wherever the focus is) and return
+    its code cells as written, every one with its outputs. On a failure the screen is kept; the error names any
+    JupyterLab dialog on screen and any ``.invalid`` file beside the notebook (a save lost to a concurrent read)."""
+
+    def every_cell_saved() -> list[dict[str, Any]]:
+        cells = _code_cells(course, rel)
+        return cells if cells and all(c.get("execution_count") for c in cells) else []  # [] is "not yet"
+
+    def describe() -> str:
+        aside = sorted(p.name for p in (course / rel).parent.glob("*.invalid"))
+        return f"{_dialogs(page)}; files moved aside by the server: {aside or 'none'}"
+
     try:
-        wait_until(
-            lambda: all(c.get("execution_count") for c in _code_cells(rel)),
-            timeout=60,
-            what=f"{rel} saved with every code cell's outputs",
-            describe=lambda: _dialogs(page),
+        _saved(page, rel, nb.locator(".jp-Toolbar [data-command='docmanager:save']").first.click)
+        return wait_until(
+            every_cell_saved, timeout=30, what=f"{rel} saved with every code cell's outputs", describe=describe
         )
     except Exception:
         page.screenshot(path=artifacts / f"lab-container-{Path(rel).stem}-save.png", full_page=True)
         raise
 
 
-def _edit_and_save(page: Any, nb: Any) -> None:
-    """The learner's edit: a new cell at the end with a comment, saved (Ctrl+S)."""
+def _edit_and_save(page: Any, nb: Any, course: Path) -> None:
+    """The learner's edit: a new cell at the end with a comment, saved with Ctrl+S after a click in the notebook."""
     nb.locator(".jp-Notebook .jp-Cell").last.click(position={"x": 5, "y": 5})
     page.keyboard.press("Escape")
     page.keyboard.press("b")  # a new code cell below, in edit mode after Enter
     page.keyboard.press("Enter")
     page.keyboard.type(MARK)
     page.keyboard.press("Escape")
-    page.keyboard.press("Control+s")
-    wait_until(
-        lambda: MARK in json.dumps(_api(f"/api/contents/{SOLUTION}?content=1")["content"]),
-        timeout=30,
-        what="the edited notebook saved",
-    )
+    _saved(page, SOLUTION, lambda: page.keyboard.press("Control+s"))
+    assert MARK in (course / SOLUTION).read_text(encoding="utf-8"), "Ctrl+S answered 200 but the edit is not on disk"
 
 
 def test_the_course_in_the_lab_container(course: Any, chromium: dict[str, object], artifacts: Path) -> None:
@@ -224,11 +246,12 @@ def test_the_course_in_the_lab_container(course: Any, chromium: dict[str, object
             page.set_default_timeout(120_000)
             timings["cold"] = _start(dest, env, page, "cold: new containers, empty volumes")
             _course_opens(page, artifacts)
-            _run_all(page, NB01, "01", artifacts)
-            sol = _run_all(page, SOLUTION, "Lab 01", artifacts)
-            text = "".join(o["text"] for c in _code_cells(SOLUTION) for o in c["outputs"] if o.get("name") == "stdout")
+            _run_all(page, dest, NB01, "01", artifacts)
+            sol = _run_all(page, dest, SOLUTION, "Lab 01", artifacts)
+            cells = _code_cells(dest, SOLUTION) or []
+            text = "".join(o["text"] for c in cells for o in c["outputs"] if o.get("name") == "stdout")
             assert all(f"✔ {t}:" in text for t in TASKS), text[-3000:]  # every check passed: 7 / 7 points
-            _edit_and_save(page, sol)
+            _edit_and_save(page, sol, dest)
             kill = subprocess.run(["docker", "kill", "eoslab-lab"], capture_output=True, text=True, timeout=60)
             assert kill.returncode == 0, kill.stderr
             timings["warm"] = _start(dest, env, page, "warm: the killed lab container started again")
