@@ -45,6 +45,7 @@ from eoslab._timeouts import CLIENT_CALL
 from eoslab._wait import wait_until
 from eoslab.clients import producer
 from eoslab.demos import _kept
+from eoslab.demos.kafka17754._open import arm, open_transaction
 from eoslab.demos.pipeline import PipelineError, PipelineProcess, layout, origin_of
 from eoslab.faults import Fault, Proxy, error_name
 from eoslab.history import Aborted, Committed, Verdict, check, read_both, read_final, read_history
@@ -168,9 +169,6 @@ def _setup(
 
 LATE_CLIENT = "eoslab-late-copy"
 """The client.id the late copies are sent with (the broker does not look at it; the trace shows it apart)."""
-HOLD_S = 5.0
-"""How long the answer to the Produce that keeps transaction N+1 open is held: the late copy is sent
-within milliseconds of the proxy holding it."""
 PRODUCE_MESSAGE_TIMEOUT_MS = 4000
 """message.timeout.ms of the delayed Produce's processor. librdkafka times a Produce request out at its
 first record's remaining message timeout when that is shorter than socket.timeout.ms (rdkafka_request.c),
@@ -279,19 +277,24 @@ def delayed_endtxn(
         exp.notes.append(
             f"EndTxn(commit) of transaction {n} reached the coordinator (broker {row['broker']}); its answer was lost"
         )
-        # librdkafka resends it after socket.timeout.ms (9.9 s); transaction n commits
+        # The processor now waits socket.timeout.ms (9.9 s) to resend it, and sends nothing else: the rules added
+        # now act on the next transaction's Produces. Its Produce to partition 0's leader is written and its answer
+        # held; its Produce to partition 1's leader is lost (librdkafka fails those records after
+        # message.timeout.ms = 10 s). Added at any other moment they could act on two transactions (_open.py).
+        p0, p1 = plan_leaders(cluster, out)
+        armed = arm(proxy, p.client_id, p0, p1)
         _wait_commits(p, n)
         exp.notes.append(f"librdkafka sent it again after socket.timeout.ms, answered NONE: transaction {n} committed")
-        # transaction n+1: its Produce to partition 0's leader is written and its answer held; its Produce to
-        # partition 1's leader is lost (librdkafka fails those records after message.timeout.ms = 10 s)
-        p0, p1 = plan_leaders(cluster, out)
-        held = proxy.delay_response(HOLD_S, api="Produce", client_id=p.client_id, broker=p0, times=1).inject()
-        proxy.drop_request(api="Produce", client_id=p.client_id, broker=p1, times=1).inject()
-        _wait_applied(p, held, f"the answer to a Produce of the next transaction from broker {p0}")
-        m = _commits(p) + 1  # the transaction open now (the processor may have committed more since n)
+        opened = open_transaction(proxy, p.client_id, (p0, p1), armed, lambda f, what: _wait_applied(p, f, what))
+        m = _commits(p) + 1  # the transaction open now
         exp.late_answer = send_late_endtxn(proxy, row)
         exp.notes.append(
             f"transaction {m}: its Produce to broker {p0} written (answer held), its Produce to broker {p1} lost"
+            + (
+                ""
+                if opened.attempts == 1
+                else f" ({opened.attempts - 1} earlier transaction(s) wrote one partition only)"
+            )
         )
         exp.notes.append(
             f"the late copy of transaction {n}'s EndTxn (epoch {row['request']['producer_epoch']}) delivered during "
