@@ -34,7 +34,7 @@ from eoslab._image import kafka_image
 from eoslab._paths import data_dir, project_root
 from eoslab._timeouts import NODE_STOP, TOOL
 from eoslab.cluster._backend import TOOLS, NodeStatus
-from eoslab.cluster._docker_checks import check_image, check_ports, docker_available, exited_reason, parse_ps
+from eoslab.cluster._docker_checks import check_image, check_ports, docker_available, exited_reason
 from eoslab.cluster._startup import PhaseHook
 from eoslab.errors import ClusterError, ClusterStartError, EoslabError, PartitionFolderMissing, SetupError
 from eoslab.topology import TOPOLOGY, Node, Topology
@@ -197,17 +197,25 @@ class DockerBackend:
         self._compose("down", "--volumes", "--timeout", str(int(NODE_STOP)))
 
     def _containers(self) -> dict[str, dict[str, Any]]:
-        proc = self._compose("ps", "--all", "--format", "json", check=False)
-        return {r.get("Service", ""): r for r in parse_ps(proc.stdout)}
-
-    def _inspect(self, ids: list[str]) -> dict[str, dict[str, Any]]:
-        """``docker inspect`` of containers: id -> its State (Pid, ExitCode, Status)."""
-        if not ids:
-            return {}
-        proc = self._run(["docker", "inspect", *ids], 60)
-        if proc.returncode != 0:
-            return {}
-        return {c["Id"][:12]: c.get("State", {}) for c in json.loads(proc.stdout or "[]")}
+        """This cluster's containers by node name: ``State`` (running, paused, exited, ...), ``ID`` and the engine's
+        ``Engine`` state (Pid, ExitCode, Status). ONE `docker inspect` of the names the compose file gives them
+        (``<project>-<node>``; it prints the ones that exist and exits 1 if some do not). Not `docker compose ps`
+        and then `docker inspect`: a heal asks five times, and the two CLIs cost ~100 ms of CPU a time, which
+        the course tier's ~400 heals paid on a saturated machine (docs/reliability.md, session 15)."""
+        project = compose_project(self.topology)
+        names = {f"{project}-{n.name}": n.name for n in self.topology.nodes}
+        self._base()  # Docker is there, else one sentence saying what to do
+        proc = self._run(["docker", "inspect", *names], 60)
+        try:
+            found = json.loads(proc.stdout or "[]")
+        except ValueError:
+            found = []
+        rows: dict[str, dict[str, Any]] = {}
+        for c in found:
+            if (node := names.get(str(c.get("Name", "")).lstrip("/"))) is not None:
+                state = c.get("State") or {}
+                rows[node] = {"State": state.get("Status", ""), "ID": str(c.get("Id", ""))[:12], "Engine": state}
+        return rows
 
     @staticmethod
     def _java_rss(pid: int) -> float | None:
@@ -222,13 +230,12 @@ class DockerBackend:
 
     def status(self) -> list[NodeStatus]:
         rows = self._containers()
-        states = self._inspect([r["ID"][:12] for r in rows.values() if r.get("ID")])
         out = []
         for node in self.topology.nodes:
             row = rows.get(node.name, {})
             state = row.get("State", "")
             mapped = "running" if state == "running" else "paused" if state == "paused" else "stopped"
-            pid = states.get(str(row.get("ID", ""))[:12], {}).get("Pid") or None
+            pid = row.get("Engine", {}).get("Pid") or None
             rss = self._java_rss(pid) if pid else None
             out.append(NodeStatus(node.name, node.role, node.node_id, mapped, pid, node.ports, rss))  # type: ignore[arg-type]
         return out
@@ -238,8 +245,7 @@ class DockerBackend:
         row = self._containers().get(node.name)
         if row is None or row.get("State") in ("running", "paused"):
             return None
-        cid = str(row.get("ID", ""))[:12]
-        return exited_reason(self._inspect([cid]).get(cid, {}), self.logs(node, LOG_TAIL))
+        return exited_reason(row.get("Engine", {}), self.logs(node, LOG_TAIL))
 
     def kill(self, node: Node) -> None:
         self._compose("kill", "--signal", "SIGKILL", node.name)

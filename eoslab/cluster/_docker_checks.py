@@ -6,7 +6,6 @@ by a container (or taken by a process); a container that exited at start (its lo
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from typing import Any
@@ -91,12 +90,3 @@ def exited_reason(state: dict[str, Any], log_tail: str) -> str:
     head = f"exited with code {state.get('ExitCode')}" if status == "exited" else f"is {status}"
     line = first_error_line(log_tail)
     return f"{head} ({line})" if line else head
-
-
-def parse_ps(text: str) -> list[dict[str, Any]]:
-    """`docker compose ps --format json`: a JSON list (older compose) or one object per line (v2.21+)."""
-    text = text.strip()
-    if text.startswith("["):
-        rows: list[dict[str, Any]] = json.loads(text)
-        return rows
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
