@@ -140,7 +140,11 @@ def _code_cells(course: Path, rel: str) -> list[dict[str, Any]] | None:
         cells = json.loads((course / rel).read_text(encoding="utf-8"))["cells"]
     except ValueError:  # half-written: the save has not finished
         return None
-    return [c for c in cells if c["cell_type"] == "code"]
+    code = [c for c in cells if c["cell_type"] == "code"]
+    for output in (o for c in code for o in c["outputs"]):  # on disk a text is a list of lines (nbformat)
+        if isinstance(output.get("text"), list):
+            output["text"] = "".join(output["text"])
+    return code
 
 
 def _run_all(page: Any, course: Path, rel: str, title: str, artifacts: Path) -> Any:
