@@ -198,16 +198,36 @@ offline install and ran it after them while gw1 sat idle for 80-85 s (runs 59, 6
 nothing else is left (one worker, ``-n 1``)."""
 
 
-def _next_scope(queue: list[str], first: bool) -> str | None:
+LAST = re.compile(r"tests/integration/test_lifecycle\.py")
+"""Scopes taken only when nothing else is left (their tests are marked ``last``: the lifecycle test stops and
+restarts its worker's whole cluster). tests/unit/test_suite_tiers.py checks that every file marked last is here."""
+
+
+def _longest_first(scopes: list[str], seconds: dict[str, float]) -> str | None:
+    """The scope expected to take longest (tests/scope_seconds.json; one missing counts UNKNOWN), a :data:`LAST`
+    one only when nothing else is left; the queue's order among equals."""
+    from tests.scope_seconds import UNKNOWN
+
+    if not scopes:
+        return None
+    return max(scopes, key=lambda s: (not LAST.fullmatch(s), seconds.get(s, UNKNOWN)))
+
+
+def _next_scope(queue: list[str], first: bool, seconds: dict[str, float] | None = None) -> str | None:
     """The scope a worker takes next from ``queue``: gw0 (``first``) its pinned ones before any other, in
     :data:`PINNED_ORDER`, then any scope but one :data:`LEFT_TO_OTHERS` (unless nothing else is left); the others
-    those first, then any scope but a pinned one."""
+    those first, then any scope but a pinned one. Among those it may take, the longest first (``seconds``, by
+    default the measured table): a long scope taken last leaves the other workers idle at the tier's end."""
+    if seconds is None:
+        from tests.scope_seconds import load
+
+        seconds = load()
     if first:
         mine = sorted((s for s in queue if PINNED.fullmatch(s)), key=PINNED_ORDER.index)
-        rest = (s for s in queue if not LEFT_TO_OTHERS.fullmatch(s))
-        return next(iter(mine), None) or next(rest, None) or (queue[0] if queue else None)
+        rest = [s for s in queue if not LEFT_TO_OTHERS.fullmatch(s)]
+        return next(iter(mine), None) or _longest_first(rest, seconds) or (queue[0] if queue else None)
     theirs = (s for s in queue if LEFT_TO_OTHERS.fullmatch(s))
-    return next(theirs, None) or next((s for s in queue if not PINNED.fullmatch(s)), None)
+    return next(theirs, None) or _longest_first([s for s in queue if not PINNED.fullmatch(s)], seconds)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -372,3 +372,43 @@ def test_the_timeline_names_each_workers_busy_time_and_its_idle_tail() -> None:
         "gw1: 3 items, busy 50 s, done at 60 s (40 s before the last worker)",
     ]
     assert summary({}, 0.0) == []
+
+
+def test_a_worker_takes_the_longest_scope_it_may_take_and_the_last_ones_only_at_the_end() -> None:
+    seconds = {"a.py": 5.0, "b.ipynb": 120.0, "c.py": 40.0, "tests/integration/test_lifecycle.py": 300.0}
+    queue = ["a.py", "tests/integration/test_lifecycle.py", "c.py", "b.ipynb", "new.py"]
+    taken = []
+    while (scope := suite._next_scope(queue, first=False, seconds=seconds)) is not None:
+        taken.append(scope)
+        queue.remove(scope)
+    # longest first; a scope not in the table counts tests/scope_seconds.UNKNOWN (10 s); the lifecycle test last
+    assert taken == ["b.ipynb", "c.py", "new.py", "a.py", "tests/integration/test_lifecycle.py"]
+    matrix = "tests/integration/test_fault_matrix.py"
+    assert suite._next_scope(["b.ipynb", matrix], first=True, seconds=seconds) == matrix  # pinned before longest
+
+
+def test_every_file_marked_last_is_taken_last() -> None:
+    marked = [
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "tests").rglob("test_*.py")
+        if re.search(r"pytest\.mark\.last\b", p.read_text())
+    ]
+    assert marked and all(suite.LAST.fullmatch(m) for m in marked), marked
+
+
+def test_the_scope_table_is_read_from_durations_lines_by_scope() -> None:
+    from tests.scope_seconds import from_durations, load
+
+    log = "\n".join(
+        [
+            "12:00:01 3.50s call     tests/integration/test_wrong_answers.py::test_wrong[lab06-t1-x]",
+            "12:00:01 1.50s setup    tests/integration/test_wrong_answers.py::test_wrong[lab06-t2-y]",
+            "12:00:01 2.00s call     notebooks/03_transactions.ipynb::Cell 4",
+            "12:00:01 9.00s call     tests/unit/test_wait.py::test_x",  # the unit tier is not scheduled by scope
+        ]
+    )
+    assert from_durations(log, suite.xdist_scope) == {
+        "notebooks/03_transactions.ipynb": 2.0,
+        "tests/integration/test_wrong_answers.py::lab06": 5.0,
+    }
+    assert load()["tests/integration/test_fault_matrix.py"] > 100  # the committed table holds the long ones

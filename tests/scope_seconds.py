@@ -1,0 +1,62 @@
+"""How long each xdist scope of the cluster, course and system tiers takes: the scheduler hands the longest first
+(conftest.py ``_next_scope``), so that the tier does not end on one worker running a long scope the others could
+not share (run 75: the course tier's last worker finished 54-58 s after the other two).
+
+The table (``scope_seconds.json``) is read from the log of a `make test` run with every item's duration::
+
+    make test PYTEST_ARGS="--durations=0 --durations-min=1" > log; .venv/bin/python -m tests.scope_seconds log
+
+Items under 1 s are not in such a log: a scope's figure is the sum of its items of 1 s or more. A scope not in the
+table counts :data:`UNKNOWN` seconds. The figures only order the scopes; they are not asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+TABLE = Path(__file__).with_name("scope_seconds.json")
+UNKNOWN = 10.0
+"""Seconds a scope missing from the table counts (a short integration test's order of magnitude)."""
+_LINE = re.compile(r"(?P<seconds>\d+(?:\.\d+)?)s\s+(?:call|setup|teardown)\s+(?P<nodeid>\S.*?)\s*$")
+
+
+def from_durations(text: str, xdist_scope: Callable[[str], str] | None = None) -> dict[str, float]:
+    """Seconds per xdist scope (``xdist_scope``: the root conftest.py's) from pytest's ``--durations`` lines
+    (integration tests and notebooks only)."""
+    if xdist_scope is None:
+        import conftest  # the root conftest.py, run from the repository as the docstring says
+
+        xdist_scope = conftest.xdist_scope
+    scope_of: Callable[[str], str] = xdist_scope
+    seconds: dict[str, float] = {}
+    for line in text.splitlines():
+        m = _LINE.search(line)
+        if m is None or not m["nodeid"].startswith(("tests/integration/", "tests/browser/", "notebooks/")):
+            continue
+        scope = scope_of(m["nodeid"])
+        seconds[scope] = round(seconds.get(scope, 0.0) + float(m["seconds"]), 1)
+    return dict(sorted(seconds.items()))
+
+
+def load() -> dict[str, float]:
+    try:
+        return {k: float(v) for k, v in json.loads(TABLE.read_text())["seconds"].items()}
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def main(logs: list[str]) -> None:
+    seconds: dict[str, float] = {}
+    for log in logs:
+        seconds.update(from_durations(Path(log).read_text(errors="replace")))
+    about = "Seconds per xdist scope, longest handed out first (tests/scope_seconds.py says how to refresh it)."
+    TABLE.write_text(json.dumps({"about": about, "seconds": seconds}, indent=1) + "\n")
+    print(f"{TABLE}: {len(seconds)} scopes, {sum(seconds.values()):.0f} s")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
