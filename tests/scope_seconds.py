@@ -8,6 +8,11 @@ The table (``scope_seconds.json``) is read from the log of a `make test` run wit
 
 Items under 1 s are not in such a log: a scope's figure is the sum of its items of 1 s or more. A scope not in the
 table counts :data:`UNKNOWN` seconds. The figures only order the scopes; they are not asserted anywhere.
+
+The system tier's files (marked ``docker`` or ``workshop``) are left out: its two workers' layout is explicit
+(conftest.py's PINNED and LEFT_TO_OTHERS) and its scopes keep xdist's queue order among themselves. Ordered by
+length, the worker that took the lab container took the offline install too as its second scope (xdist hands each
+worker two at the start) and the other sat idle 134 s (run 76).
 """
 
 from __future__ import annotations
@@ -37,9 +42,20 @@ def from_durations(text: str, xdist_scope: Callable[[str], str] | None = None) -
         m = _LINE.search(line)
         if m is None or not m["nodeid"].startswith(("tests/integration/", "tests/browser/", "notebooks/")):
             continue
+        if _system_tier(m["nodeid"].split("::", 1)[0]):
+            continue
         scope = scope_of(m["nodeid"])
         seconds[scope] = round(seconds.get(scope, 0.0) + float(m["seconds"]), 1)
     return dict(sorted(seconds.items()))
+
+
+def _system_tier(path: str) -> bool:
+    """Whether the file ``path`` (relative to the repository) holds system-tier tests (marked docker or workshop)."""
+    try:
+        text = (TABLE.parents[1] / path).read_text(errors="replace")
+    except OSError:
+        return False
+    return re.search(r"mark\.(docker|workshop)\b", text) is not None
 
 
 def load() -> dict[str, float]:

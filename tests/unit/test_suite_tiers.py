@@ -405,10 +405,25 @@ def test_the_scope_table_is_read_from_durations_lines_by_scope() -> None:
             "12:00:01 1.50s setup    tests/integration/test_wrong_answers.py::test_wrong[lab06-t2-y]",
             "12:00:01 2.00s call     notebooks/03_transactions.ipynb::Cell 4",
             "12:00:01 9.00s call     tests/unit/test_wait.py::test_x",  # the unit tier is not scheduled by scope
+            "12:00:01 99.0s call     tests/integration/test_workshop_offline.py::test_x",  # system: queue order
+            "12:00:01 99.0s call     tests/browser/test_course_in_lab_container.py::test_x",  # system too
         ]
     )
     assert from_durations(log, suite.xdist_scope) == {
         "notebooks/03_transactions.ipynb": 2.0,
         "tests/integration/test_wrong_answers.py::lab06": 5.0,
     }
-    assert load()["tests/integration/test_fault_matrix.py"] > 100  # the committed table holds the long ones
+    table = load()
+    assert table["tests/integration/test_fault_matrix.py"] > 100  # the committed table holds the long ones
+    assert "tests/integration/test_workshop_offline.py" not in table  # and no system-tier scope
+
+
+def test_in_the_system_tier_the_worker_with_the_lab_container_leaves_the_offline_install_to_gw0() -> None:
+    """xdist hands each worker two scopes at the start; gw1's second must not be the install (run 76: gw0 then
+    sat idle 134 s after its pinned docker tests)."""
+    container, install = "tests/browser/test_course_in_lab_container.py", "tests/integration/test_workshop_offline.py"
+    # xdist's queue: the scopes with the most tests first; the install and the lab container have one each
+    queue = ["tests/integration/test_docker_image.py", "tests/integration/test_docker_bad_input.py", install]
+    assert suite._next_scope([*queue, container], first=False) == container
+    assert suite._next_scope(queue, first=False) == "tests/integration/test_docker_image.py"  # not the install
+    assert suite._next_scope(queue, first=True) == "tests/integration/test_docker_image.py"
