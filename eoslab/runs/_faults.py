@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from eoslab.runs._folders import runs_dir
+from eoslab.runs._folders import files_named, runs_dir
 from eoslab.runs._schema import NoRunsError, RunsFormatError, check_columns
 from eoslab.runs._tables import concat_table
 
@@ -42,7 +42,9 @@ def fault_run_folders(root: str | Path | None = None) -> list[Path]:
     base = runs_dir(root)
     if not base.exists():
         return []
-    return sorted(p.parent for p in base.rglob(f"{FAULTS_TABLE}.parquet") if (p.parent / "env.parquet").is_file())
+    return sorted(
+        p.parent for p in files_named(base, f"{FAULTS_TABLE}.parquet") if (p.parent / "env.parquet").is_file()
+    )
 
 
 def write_faults_run(folder: Path, rows: list[dict[str, Any]], env: dict[str, Any]) -> Path:

@@ -21,9 +21,17 @@ def runs_dir(path: str | Path | None = None) -> Path:
     return (root / "runs") if root is not None else Path("runs")
 
 
+def files_named(root: str | Path, name: str) -> list[Path]:
+    """Every file called ``name`` under ``root``, at any depth. A folder that disappears during the walk is skipped,
+    not an error (``os.walk``): `make test` keeps its clusters' data under its runs folder, where Kafka creates and
+    deletes partition folders all the time, and ``Path.rglob`` raised on one that vanished between its listing and
+    its reading (a hand-in in the cluster tier, run 77)."""
+    return [Path(folder) / name for folder, _subfolders, files in os.walk(root) if name in files]
+
+
 def run_folders(root: str | Path) -> list[Path]:
     """Every complete run folder under ``root``, at any depth (an instructor's class folder nests them)."""
-    return sorted(p.parent for p in Path(root).rglob("summary.parquet") if (p.parent / "env.parquet").is_file())
+    return sorted(p.parent for p in files_named(root, "summary.parquet") if (p.parent / "env.parquet").is_file())
 
 
 def new_run_id() -> str:
