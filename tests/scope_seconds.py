@@ -17,48 +17,49 @@ worker two at the start) and the other sat idle 134 s (run 76).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 TABLE = Path(__file__).with_name("scope_seconds.json")
 UNKNOWN = 10.0
 """Seconds a scope missing from the table counts (a short integration test's order of magnitude)."""
+_MARK = re.compile(r"\bmark\.(\w+)")
 _LINE = re.compile(r"(?P<seconds>\d+(?:\.\d+)?)s\s+(?:call|setup|teardown)\s+(?P<nodeid>\S.*?)\s*$")
 
 
-def from_durations(text: str, xdist_scope: Callable[[str], str] | None = None) -> dict[str, float]:
-    """Seconds per xdist scope (``xdist_scope``: the root conftest.py's) from pytest's ``--durations`` lines
-    (integration tests and notebooks only)."""
-    if xdist_scope is None:
+def from_durations(text: str, suite: ModuleType | None = None) -> dict[str, float]:
+    """Seconds per xdist scope from pytest's ``--durations`` lines: the cluster and course tiers only. ``suite``
+    is the root conftest.py (imported when not given): its ``xdist_scope`` and its tier rule ``tier_of``."""
+    if suite is None:
         import conftest  # the root conftest.py, run from the repository as the docstring says
 
-        xdist_scope = conftest.xdist_scope
-    scope_of: Callable[[str], str] = xdist_scope
+        suite = conftest
+    tier = functools.cache(lambda path: suite.tier_of(path, _marks(path)))  # each file read once
     seconds: dict[str, float] = {}
     for line in text.splitlines():
         m = _LINE.search(line)
-        if m is None or not m["nodeid"].startswith(("tests/integration/", "tests/browser/", "notebooks/")):
+        if m is None or tier(m["nodeid"].split("::", 1)[0]) not in ("cluster", "course"):
             continue
-        if _system_tier(m["nodeid"].split("::", 1)[0]):
-            continue
-        scope = scope_of(m["nodeid"])
+        scope = suite.xdist_scope(m["nodeid"])
         seconds[scope] = round(seconds.get(scope, 0.0) + float(m["seconds"]), 1)
     return dict(sorted(seconds.items()))
 
 
-def _system_tier(path: str) -> bool:
-    """Whether the file ``path`` (relative to the repository) holds system-tier tests (marked docker or workshop)."""
+def _marks(path: str) -> set[str]:
+    """The marks the file ``path`` (relative to the repository) names in its text (``pytest.mark.docker`` …)."""
     try:
-        text = (TABLE.parents[1] / path).read_text(errors="replace")
+        return set(_MARK.findall((TABLE.parents[1] / path).read_text(errors="replace")))
     except OSError:
-        return False
-    return re.search(r"mark\.(docker|workshop)\b", text) is not None
+        return set()
 
 
+@functools.cache
 def load() -> dict[str, float]:
+    """The table, read once per process (the xdist controller asks at every scheduling decision)."""
     try:
         return {k: float(v) for k, v in json.loads(TABLE.read_text())["seconds"].items()}
     except (OSError, ValueError, KeyError):

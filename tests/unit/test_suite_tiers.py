@@ -409,7 +409,7 @@ def test_the_scope_table_is_read_from_durations_lines_by_scope() -> None:
             "12:00:01 99.0s call     tests/browser/test_course_in_lab_container.py::test_x",  # system too
         ]
     )
-    assert from_durations(log, suite.xdist_scope) == {
+    assert from_durations(log, suite) == {
         "notebooks/03_transactions.ipynb": 2.0,
         "tests/integration/test_wrong_answers.py::lab06": 5.0,
     }

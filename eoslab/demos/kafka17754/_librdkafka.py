@@ -288,14 +288,10 @@ def delayed_endtxn(
         opened = open_transaction(proxy, p.client_id, (p0, p1), armed, lambda f, what: _wait_applied(p, f, what))
         m = _commits(p) + 1  # the transaction open now
         exp.late_answer = send_late_endtxn(proxy, row)
-        exp.notes.append(
-            f"transaction {m}: its Produce to broker {p0} written (answer held), its Produce to broker {p1} lost"
-            + (
-                ""
-                if opened.attempts == 1
-                else f" ({opened.attempts - 1} earlier transaction(s) wrote one partition only)"
-            )
-        )
+        note = f"transaction {m}: its Produce to broker {p0} written (answer held), its Produce to broker {p1} lost"
+        if opened.attempts > 1:
+            note += f" ({opened.attempts - 1} earlier transaction(s) wrote one partition only)"
+        exp.notes.append(note)
         exp.notes.append(
             f"the late copy of transaction {n}'s EndTxn (epoch {row['request']['producer_epoch']}) delivered during "
             f"transaction {m}: {exp.late_answer['error']}"
