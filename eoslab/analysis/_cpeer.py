@@ -65,10 +65,22 @@ def peer_flag(label: str, ratio: float, peer: float, bounds: Bounds) -> str:
     return f"  {span}: below {HARNESS_VS_JAVA_RATIO:g} at the median but within this run's noise"
 
 
-def cpeer_lines(table: pd.DataFrame, wheel: str, bounds: Bounds | None = None) -> list[str]:
-    """The printed comparison; no lines for a run without the C peer. ``bounds``: :data:`Bounds`."""
+NOT_MEASURED = (
+    "librdkafka's own rdkafka_performance (the same library without Python): not measured in this run; "
+    "`eoslab bench producers --c-peer` adds it (about 20 s more; built once from librdkafka's source, which needs "
+    "npm, gcc and make)"
+)
+"""Said where a run compared the harness with the Java peer but not with the C one (the C peer is opt-in: its
+build needs tools a learner's laptop may not have, and it would take the default run past its 180 s)."""
+
+
+def cpeer_lines(
+    table: pd.DataFrame, wheel: str, bounds: Bounds | None = None, java_measured: bool = False
+) -> list[str]:
+    """The printed comparison. A run without the C peer: one line saying how to add it when the Java peer was
+    measured (``java_measured``), else none. ``bounds``: :data:`Bounds`."""
     if table.empty:
-        return []
+        return [NOT_MEASURED] if java_measured else []
     version = table["version"].iloc[0]
     lines = [
         f"librdkafka's own rdkafka_performance (librdkafka {version}, built from source; the harness runs the "

@@ -247,7 +247,7 @@ def report_text(f: RunFigures) -> str:
     likewise, the Java peer, latency, takeaways."""
     warm = warmup_sentence(f.env)
     lines = [_env_line(f.env), *([warm] if warm else []), *_mode_lines(f), *_vs_idempotent_lines(f), *_java_lines(f)]
-    lines += cpeer_lines(f.cpeer, str(f.env.get("librdkafka_version", "?")), _bounds(f))
+    lines += cpeer_lines(f.cpeer, str(f.env.get("librdkafka_version", "?")), _bounds(f), java_measured=len(f.java) > 0)
     lines += cpu_lines(f.cpu, str(f.env.get("backend", "local")))
     lines += [*_latency_lines(f), "takeaways:"]
     lines += [f"- {t}" for t in takeaways(f)]

@@ -8,7 +8,8 @@ can assert that the analysis recovers it:
   that round (``drift``: the machine got busier or quieter) — within-round ratios cancel it;
 * each slice has its own noise (``noise``), which nothing cancels: it is what the intervals are for;
 * each mode's throughput is the round's speed × (1 − its overhead); the Java peer runs at the mode's
-  median rate ÷ :data:`JAVA_RATIO`, outside the rounds (``round`` −1), as do the fixed-load rows;
+  median rate ÷ :data:`JAVA_RATIO`, outside the rounds (``round`` −1), as do the fixed-load rows and,
+  when asked (``c_peer_ratio``), librdkafka's rdkafka_performance on acks_all and idempotent (``--c-peer``);
 * latencies are log-normal around a per-mode median, scaled per run (``latency_scale``).
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from eoslab.bench.producers import CPEER_CLIENT, CPEER_LABELS
 from eoslab.runs import FORMAT, MATRICES, NOT_IN_ROUNDS, Workload, summary_row, write_run
 
 TRUE_OVERHEAD = {"acks1": -0.30, "acks_all": 0.0, "idempotent": 0.01, "transactional": 0.05}
@@ -166,6 +168,7 @@ def generate_run(
     latency_scale: float = 1.0,
     overheads: dict[str, float] | None = None,
     commit_wait_sigma: float = 0.0,
+    c_peer_ratio: Mapping[str, float] | None = None,
 ) -> Path:
     """One run folder of the default matrix's workloads with known throughputs and latencies.
 
@@ -174,6 +177,8 @@ def generate_run(
     With one ratio, the Java rows of two modes have exactly the ratio of the harness's medians.
     ``commit_wait_sigma`` > 0 gives read_committed's wait for the commit marker a right tail (see
     :func:`_commit_wait`); 0 keeps the uniform wait, whose end-to-end latency is near-symmetric.
+    ``c_peer_ratio``: the harness's rate over rdkafka_performance's per label, for the labels it measures (acks_all
+    and idempotent; None: no such rows, as in a run without ``--c-peer``).
     """
     rng = np.random.default_rng(seed)
     run_id = folder.name
@@ -193,6 +198,9 @@ def generate_run(
         if java_peer:
             peer_rps = float(np.median(rates[w.label])) / java[w.label]
             summary.append(_row(run_id, i, w, "java", "saturation", NOT_IN_ROUNDS, -1, peer_rps, 6.0))
+        if c_peer_ratio is not None and w.label in CPEER_LABELS:
+            c_rps = float(np.median(rates[w.label])) / c_peer_ratio[w.label]
+            summary.append(_row(run_id, i, w, CPEER_CLIENT, "saturation", NOT_IN_ROUNDS, -1, c_rps, 6.0))
         fixed = _row(run_id, i, w, "eoslab", "fixed_load", NOT_IN_ROUNDS, -1, float(w.rate), w.duration_s)
         summary.append(fixed)
         frames += _latencies(run_id, i, w, rng, samples_per_workload, latency_scale, fixed, commit_wait_sigma)

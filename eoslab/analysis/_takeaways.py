@@ -24,6 +24,8 @@ class Figures(Protocol):
     resolvable: float
     rounds: int
     round_s: float
+    java: pd.DataFrame
+    cpeer: pd.DataFrame
 
 
 PUBLISHED_EFFECT = 0.03
@@ -118,6 +120,31 @@ def _idempotence(m: pd.DataFrame) -> list[str]:
     return [f"Idempotence vs acks=all: {verdict}."]
 
 
+def _peer_losses(f: Figures) -> list[str]:
+    """What idempotence cost each peer in this run (one window per mode, so no interval): beside the harness's
+    figure, whether the library itself pays it (rdkafka_performance: librdkafka without Python) or the Java
+    client does. Nothing when no peer measured both acks_all and idempotent."""
+    found = []
+    for name, table, rate in (
+        ("librdkafka's own rdkafka_performance", f.cpeer, "c"),
+        ("Kafka's Java producer-perf-test", f.java, "java"),
+    ):
+        if not len(table) or rate not in table.columns:
+            continue
+        by = table.set_index("label")[rate]
+        if not {BASELINE, "idempotent"} <= set(by.index):
+            continue
+        base, idem = float(by[BASELINE]), float(by["idempotent"])
+        if base > 0 and idem > 0:  # a mode without a measured window is NaN
+            found.append(f"{name} {pct(1 - idem / base)} ({base:,.0f} → {idem:,.0f} records/s)")
+    if not found:
+        return []
+    return [
+        "Idempotence against acks=all for the peers of this run, one window per mode (no interval: a hint, not a "
+        "figure): " + "; ".join(found) + "."
+    ]
+
+
 def _stated(r: pd.Series) -> str:
     return f"{r['label']} {pct(r['overhead'])} {interval(r['overhead_lo'], r['overhead_hi'])}"
 
@@ -209,6 +236,7 @@ def takeaways(f: Figures) -> list[str]:
     return [
         *_resolution(f),
         *_idempotence(m),
+        *_peer_losses(f),
         *_on_top_of_idempotence(f.vs_idempotent),
         *_commit_intervals(m),
         *_against_published(m),

@@ -33,6 +33,11 @@ CAP = (
     "with idempotence librdkafka keeps one batch per partition in flight (its cap of 5 messages per partition, "
     "batches of dozens of records), so the client waits for acknowledgements it would otherwise overlap"
 )
+COMMIT = (
+    "; a transaction also waits for its commit (commit_transaction() drains the buffer, then EndTxn is answered) "
+    "before the next one begins"
+)
+"""Added to :data:`CAP` for a transactional mode: its waiting is the cap's and its commits'."""
 
 
 def core_time(fig: Figures, client: str = "eoslab") -> pd.DataFrame:
@@ -77,8 +82,9 @@ def _kind_sentence(t: pd.DataFrame, kind: str, modes: list[str]) -> str | None:
     return f"{kind.capitalize()} CPU per record, against acks_all's {base:.1f} µs: {each}."
 
 
-def _split_sentence(label: str, r: pd.Series) -> str:
-    """One mode's extra core time per record, split; which share dominates is read off the figures."""
+def _split_sentence(label: str, r: pd.Series, transactional: bool = False) -> str:
+    """One mode's extra core time per record, split; which share dominates is read off the figures. A
+    transactional mode's waiting names its commits beside the in-flight cap."""
     extra, wait = float(r["extra_core_us"]), float(r["waiting"])
     cpu = extra - wait
     parts = ", ".join(f"{k} {float(r[k]):+.1f}" for k in CPU_KINDS)
@@ -87,9 +93,10 @@ def _split_sentence(label: str, r: pd.Series) -> str:
         return head + ": no loss to split in this run."
     if wait <= 0:
         return head + ": the extra CPU fills all of it, so in this run the loss is CPU (the cores were busier)."
+    why = CAP + (COMMIT if transactional else "")
     if wait >= cpu:
-        return head + f": most of the loss is waiting, with cores idle: {CAP}."
-    return head + f": most of the loss is CPU, the rest ({wait / extra * 100:.0f} %) waiting: {CAP}."
+        return head + f": most of the loss is waiting, with cores idle: {why}."
+    return head + f": most of the loss is CPU, the rest ({wait / extra * 100:.0f} %) waiting: {why}."
 
 
 def cpu_sentences(fig: Figures) -> list[str]:
@@ -104,7 +111,8 @@ def cpu_sentences(fig: Figures) -> list[str]:
     if t[list(CPU_KINDS)].isna().all(axis=0).any():
         out.append(NOT_MEASURED.format(backend=fig.env.get("backend", "docker")))
         return out
-    out += [_split_sentence(m, r) for m, r in extra_core_time(fig).iterrows() if not pd.isna(r["waiting"])]
+    txn = set(fig.modes.loc[fig.modes["mode"] == "transactional", "label"]) if "mode" in fig.modes else set()
+    out += [_split_sentence(m, r, m in txn) for m, r in extra_core_time(fig).iterrows() if not pd.isna(r["waiting"])]
     load = fig.env.get("load1_at_start", math.nan)
     out.append(
         f"Idle here means not spent by the cluster or the client: this run started at load {load} on "

@@ -2,8 +2,8 @@
 
 Tasks 1-4 ask for a FUNCTION of the runs' DataFrames, not a value: the check calls it on the
 learner's own runs and on held-out runs it makes up at that moment (:mod:`eoslab.grading._heldout`:
-several runs of uneven length, the Java tool's rows, fixed-load rows, a drifting machine), and
-recomputes the expected figures from the raw Parquet with pandas and numpy — an implementation
+several runs of uneven length, the peers' rows (Java's and rdkafka_performance's), fixed-load rows, a
+drifting machine), and recomputes the expected figures from the raw Parquet with pandas and numpy — an implementation
 independent of the learner's Spark code. Each task leaves a decision to the learner (which rows,
 which baseline, how to combine runs); when an answer matches a known wrong decision, the hint names it.
 The held-out runs give every known decision figures of its own (no two coincide), so the decision named is

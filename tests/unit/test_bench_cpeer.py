@@ -167,6 +167,8 @@ def test_a_ratio_below_the_target_within_the_rounds_noise_is_not_called_a_bottle
     assert "ratio 0.80  below 0.9" in bare and "bottleneck" not in bare
 
 
-def test_a_run_without_the_c_peer_prints_nothing():
+def test_a_run_without_the_c_peer_prints_nothing_or_beside_the_java_peer_how_to_add_it():
     s = _summary()
     assert cpeer_lines(cpeer_table(s[s["client"] != CLIENT]), "2.16.0") == []
+    (absent,) = cpeer_lines(cpeer_table(s[s["client"] != CLIENT]), "2.16.0", java_measured=True)
+    assert "not measured in this run" in absent and "--c-peer" in absent  # a run beside Java only says how

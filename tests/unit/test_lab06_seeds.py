@@ -39,8 +39,11 @@ _TASKS = ("t1", "t2", "t3", "t4")
 
 # The seeds on which the held-out runs before this fix misnamed or passed a wrong answer (all of them in a sweep
 # of seeds 0-399 and 1428875483: the Java tool's rows named "ratio of medians" on 1428875483, 193, 202 and 357;
-# on 33 both of those answers passed), two on which the new runs need a second draw (146, 310), and three more.
-SEEDS = [1428875483, 33, 193, 202, 357, 146, 310, 0, 1, 2]
+# on 33 both of those answers passed), two on which the runs need a second draw (126: 'right' and 'ratio of medians'
+# in t2; 8: 'right' and the peers' rows mixed in, since rdkafka_performance's rows joined the Java tool's), and three
+# more. (The runs drawn from a seed changed when rdkafka_performance's rows were added: the first five seeds keep
+# their history, not their draws.)
+SEEDS = [1428875483, 33, 193, 202, 357, 126, 8, 0, 1, 2]
 
 
 def _load_rows() -> list[tuple[str, str, str, str]]:
@@ -145,6 +148,9 @@ def _median(**kw: Any) -> Callable[..., pd.DataFrame]:
 TWINS: dict[tuple[str, str], Callable[..., pd.DataFrame]] = {
     ("t1", SOLUTION): lambda s: _spread(_rounds(s)),
     ("t1", "the Java tool's rows mixed in"): lambda s: _spread(s[s.phase == "saturation"]),
+    ("t1", "only the Java tool's rows left out"): lambda s: _spread(
+        s[(s.phase == "saturation") & (s.client != "java")]
+    ),
     ("t1", "the fixed-load rows mixed in"): lambda s: _spread(s[s.client == "eoslab"]),
     ("t1", "divided by the mean"): lambda s: _spread(_rounds(s), "mean"),
     ("t1", "records per slice, not per second"): lambda s: _spread(_rounds(s), col="records"),
@@ -248,10 +254,10 @@ def test_a_draw_that_cannot_tell_two_decisions_apart_is_drawn_again_and_the_seed
     from eoslab.grading._lab06_figures import confusable
 
     first = tmp_path / "first"
-    _heldout._draw(first, np.random.default_rng(146))  # seed 146's first draw: right = ratio of medians in t2
+    _heldout._draw(first, np.random.default_rng(126))  # seed 126's first draw: right = ratio of medians in t2
     clash = confusable(read_table("summary", first), read_table("samples", first))
     assert clash is not None and clash.startswith("t2's 'right' and 'the ratio is taken between medians"), clash
-    roots = [heldout(146)[0] for _ in range(2)]
+    roots = [heldout(126)[0] for _ in range(2)]
     try:
         a, b = (read_table("summary", r) for r in roots)
         assert confusable(a, read_table("samples", roots[0])) is None

@@ -291,3 +291,26 @@ def test_throughput_and_overhead_plots_name_the_run_in_a_legend_even_alone() -> 
 def test_the_resolution_sentence_is_a_percentage() -> None:
     fig = _fig(_modes(RPS, OVER, {}), _cpu(CPU))
     assert "about ±5.0 %" in A.resolution(fig)
+
+
+def test_a_transactional_modes_waiting_names_its_commits_and_idempotences_does_not() -> None:
+    # txn_20ms: 2 × 10⁶ / 35,000 = 57.1 core-µs, 44 spent: 13.1 idle against acks_all's 10, so it waits too
+    fig = _fig(_modes(RPS, OVER, {}), _cpu(CPU))
+    split = {s.split(":", 1)[0]: s for s in A.cpu_sentences(fig) if "core-µs against" in s}
+    assert "waits for its commit" in split["txn_20ms"] and "EndTxn" in split["txn_20ms"]
+    assert "one batch per partition in flight" in split["idempotent"]
+    assert "commit" not in split["idempotent"]
+
+
+def test_the_peers_loss_with_idempotence_is_said_beside_the_harness_only_when_they_measured_both() -> None:
+    java = pd.DataFrame({"label": ["acks_all", "idempotent", "txn_100ms"], "java": [80_000.0, 72_000.0, 50_000.0]})
+    cpeer = pd.DataFrame({"label": ["acks_all", "idempotent"], "c": [60_000.0, 51_000.0]})
+    said = [t for t in A.takeaways(_fig(_modes(RPS, OVER, {}), _cpu(CPU), java=java, cpeer=cpeer)) if "peers" in t]
+    assert said == [
+        "Idempotence against acks=all for the peers of this run, one window per mode (no interval: a hint, not a "
+        "figure): librdkafka's own rdkafka_performance +15.0% (60,000 → 51,000 records/s); Kafka's Java "
+        "producer-perf-test +10.0% (80,000 → 72,000 records/s)."
+    ]
+    only_acks = java[java.label == "acks_all"]
+    for fig in (_fig(_modes(RPS, OVER, {}), _cpu(CPU)), _fig(_modes(RPS, OVER, {}), _cpu(CPU), java=only_acks)):
+        assert not [t for t in A.takeaways(fig) if "peers" in t]
