@@ -142,12 +142,20 @@ def _baseline(params: pd.DataFrame | None) -> tuple[str, str, str, str]:
     )
 
 
+def peer_idempotent_rates(peer: pd.DataFrame, rate: str) -> tuple[float, float] | None:
+    """A peer's records/s (column ``rate``) at acks_all and idempotent, when it measured both (None otherwise): its
+    own idempotent overhead, for the published differences and the takeaways."""
+    has = rate in peer.columns and len(peer) > 0
+    rates = peer.dropna(subset=[rate]).set_index("label")[rate] if has else pd.Series(dtype=float)
+    if "acks_all" not in rates.index or "idempotent" not in rates.index or rates["acks_all"] <= 0:
+        return None
+    return float(rates["acks_all"]), float(rates["idempotent"])
+
+
 def _peer_idempotence(peer: pd.DataFrame, rate: str) -> str:
     """The peer's own idempotent overhead against its acks_all, when it measured both ("" otherwise)."""
-    rates = peer.dropna(subset=[rate]).set_index("label")[rate] if rate in peer.columns else pd.Series(dtype=float)
-    if "acks_all" not in rates.index or "idempotent" not in rates.index or rates["acks_all"] <= 0:
-        return ""
-    return f" (its own idempotent overhead {1 - rates['idempotent'] / rates['acks_all']:+.1%})"
+    both = peer_idempotent_rates(peer, rate)
+    return "" if both is None else f" (its own idempotent overhead {1 - both[1] / both[0]:+.1%})"
 
 
 def _client(fig: Figures) -> tuple[str, str, str, str]:

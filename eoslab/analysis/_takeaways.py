@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from eoslab.analysis._published import PUBLISHED
+from eoslab.analysis._published import PUBLISHED, peer_idempotent_rates
 from eoslab.bench.producers import IDEMPOTENT_NOTE
 from eoslab.runs import BASELINE
 
@@ -129,13 +129,9 @@ def _peer_losses(f: Figures) -> list[str]:
         ("librdkafka's own rdkafka_performance", f.cpeer, "c"),
         ("Kafka's Java producer-perf-test", f.java, "java"),
     ):
-        if not len(table) or rate not in table.columns:
-            continue
-        by = table.set_index("label")[rate]
-        if not {BASELINE, "idempotent"} <= set(by.index):
-            continue
-        base, idem = float(by[BASELINE]), float(by["idempotent"])
-        if base > 0 and idem > 0:  # a mode without a measured window is NaN
+        both = peer_idempotent_rates(table, rate)
+        if both is not None:
+            base, idem = both
             found.append(f"{name} {pct(1 - idem / base)} ({base:,.0f} → {idem:,.0f} records/s)")
     if not found:
         return []
