@@ -115,3 +115,27 @@ def test_the_handle_refuses_a_bad_mode_or_crash_point_before_starting_anything(t
         p.start(stall_at="after-produce")
     assert p.proc is None and p.incarnation == 0 and p.histories() == []
     assert (p.group, p.transactional_id) == ("pipeline-n", "pipeline-n")
+
+
+def test_kill_ends_its_own_child_even_when_the_command_line_cannot_be_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run 81: a processor outlived its cell, and the cell's kill() waited 10 s (TimeoutExpired): the handle found
+    its own child by pid AND command line, and the command-line read said no. Its own unreaped child needs no
+    identity check: kill() must end it whatever /proc says of its command line."""
+    import subprocess
+    import sys
+
+    from eoslab import _procs
+
+    p = PipelineProcess(None, "eos", input="i", output="o", history_dir=tmp_path, name="n")  # type: ignore[arg-type]
+    p.proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    monkeypatch.setattr(_procs, "process", lambda pid, expect=None: None)  # the identity read fails
+    try:
+        assert p.running and p.state is not None
+        p.kill()
+        assert not p.running and p.returncode is not None
+    finally:
+        if p.proc.poll() is None:
+            p.proc.kill()
+            p.proc.wait()
