@@ -126,11 +126,14 @@ def test_kill_ends_its_own_child_even_when_the_command_line_cannot_be_read(
     import subprocess
     import sys
 
-    from eoslab import _procs
+    import psutil
+
+    def unreadable(self: psutil.Process) -> list[str]:
+        raise psutil.AccessDenied(self.pid)
 
     p = PipelineProcess(None, "eos", input="i", output="o", history_dir=tmp_path, name="n")  # type: ignore[arg-type]
     p.proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    monkeypatch.setattr(_procs, "process", lambda pid, expect=None: None)  # the identity read fails
+    monkeypatch.setattr(psutil.Process, "cmdline", unreadable)  # the identity read fails
     try:
         assert p.running and p.state is not None
         p.kill()

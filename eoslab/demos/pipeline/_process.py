@@ -183,13 +183,7 @@ class PipelineProcess:
         """The current incarnation while it runs. It is this object's own child, not yet reaped, so its pid cannot
         belong to another process: no identity check by command line, which once failed on a loaded machine for
         a live processor (course tier, run 81), so that kill() sent nothing and the processor outlived its cell."""
-        if self.proc is None or self.proc.poll() is not None:
-            return None
-        try:
-            proc = psutil.Process(self.proc.pid)
-            return None if proc.status() == psutil.STATUS_ZOMBIE else proc
-        except psutil.Error:
-            return None
+        return None if self.proc is None or self.proc.poll() is not None else _procs.process(self.proc.pid)
 
     def _reap(self) -> None:
         if self.proc is not None:
