@@ -40,6 +40,8 @@ import pytest
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
 
+from tests.measure_guard import FAULTS_NOTEBOOKS, RUNS_NOTEBOOKS, guard
+
 pytest_plugins = ["tests.timeline_plugin"]  # each xdist worker's busy time and idle tail, after each tier
 
 
@@ -248,6 +250,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
 
     items.sort(key=rank)
+    guard(config, items)  # an item that may measure a shared run in its set-up: tests/measure_guard.py
 
 
 # --- The measurements the tiers share -------------------------------------------------------------
@@ -256,8 +259,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # ONCE into $EOSLAB_RUNS, which nbval's kernels and the graders' subprocesses inherit. `make test`
 # exports one folder for its four pytest runs: a tier finds there what an earlier one measured.
 SHARED_MATRIX = "quick"
-_RUNS_NOTEBOOKS = ("06_cost_of_exactly_once.ipynb", "lab06_cost.ipynb")
-_FAULTS_NOTEBOOKS = ("05_exactly_once_pipeline.ipynb",)
 _FAULT_RUN: list[Path] = []
 
 
@@ -408,8 +409,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         import eoslab
 
         factory = item.config._tmp_path_factory  # type: ignore[attr-defined]
-        if item.path.name in _RUNS_NOTEBOOKS:
+        if item.path.name in RUNS_NOTEBOOKS:
             shared_runs(factory)
-        if item.path.name in _FAULTS_NOTEBOOKS:
+        if item.path.name in FAULTS_NOTEBOOKS:
             shared_fault_run(factory)
         eoslab.heal(eoslab.Cluster())  # the backend of $EOSLAB_BACKEND, as the notebooks use

@@ -427,3 +427,52 @@ def test_in_the_system_tier_the_worker_with_the_lab_container_leaves_the_offline
     assert suite._next_scope([*queue, container], first=False) == container
     assert suite._next_scope(queue, first=False) == "tests/integration/test_docker_image.py"  # not the install
     assert suite._next_scope(queue, first=True) == "tests/integration/test_docker_image.py"
+
+
+class _Item:
+    """What tests/measure_guard.py reads of a pytest item: its node id, path, fixtures and marks (closest first)."""
+
+    def __init__(self, nodeid: str, fixtures: tuple[str, ...] = (), timeout: float | None = None) -> None:
+        self.nodeid, self.path, self.fixturenames = nodeid, Path(nodeid.split("::")[0]), list(fixtures)
+        self.marks = [pytest.mark.timeout(timeout).mark] if timeout is not None else []
+
+    def add_marker(self, marker: Any, append: bool = True) -> None:
+        self.marks.insert(len(self.marks) if append else 0, marker.mark)
+
+    def get_closest_marker(self, name: str) -> Any:
+        return next((m for m in self.marks if m.name == name), None)
+
+
+class _Config:
+    def __init__(self, ini: str = "300") -> None:
+        self.option, self.ini = type("Option", (), {"timeout": None})(), ini
+
+    def getini(self, name: str) -> str:
+        assert name == "timeout"
+        return self.ini
+
+
+def test_an_item_that_may_measure_a_shared_run_gets_its_guard_plus_the_measurements_allowance() -> None:
+    """CI's stop 38: the fault matrix, measured in the set-up of its first test, was killed by that test's 300 s guard
+    in the heal of a cell that had killed a broker. The guard of an item that may measure is its own plus ALLOWANCE
+    x the measurement's estimate."""
+    from eoslab.bench import faults, producers
+    from eoslab.runs import matrix
+    from tests.measure_guard import ALLOWANCE, guard, measures
+
+    fault_s = ALLOWANCE * faults.estimate_s()
+    bench_s = ALLOWANCE * producers.estimate_s(matrix("quick"))
+    cells = _Item("tests/integration/test_fault_matrix.py::test_x", ("cells", "fault_run"))
+    nb05, nb05_later = _Item("notebooks/05_exactly_once_pipeline.ipynb::Cell 0"), _Item("notebooks/05_x.ipynb::Cell 3")
+    nb06, lab06 = _Item("notebooks/06_cost_of_exactly_once.ipynb::Cell 0"), _Item("labs/lab06_cost.ipynb::Cell 0")
+    bench = _Item("tests/integration/test_lab06.py::test_y", ("bench_runs",), timeout=600)
+    plain = _Item("tests/integration/test_lab05.py::test_z", ("cluster",))
+    items = [cells, nb05, nb05_later, nb06, lab06, bench, plain]
+    assert [measures(i) for i in items] == [("faults",), ("faults",), (), ("bench",), ("bench",), ("bench",), ()]
+    guard(_Config(), items)  # type: ignore[arg-type]
+    guards = [None if (m := i.get_closest_marker("timeout")) is None else m.args[0] for i in items]
+    assert guards == [300 + fault_s, 300 + fault_s, None, 300 + bench_s, 300 + bench_s, 600 + bench_s, None]
+    assert fault_s > 2 * 275  # twice the slowest fault run measured in the suite (the Intel machine's fresh one)
+    unguarded = _Item("tests/integration/test_fault_matrix.py::test_x", ("fault_run",))
+    guard(_Config(ini="0"), [unguarded])  # type: ignore[arg-type]
+    assert unguarded.get_closest_marker("timeout") is None  # `timeout = 0` (no guard) stays no guard
