@@ -150,8 +150,9 @@ def wait_for_grants(
 ) -> list[ins.ProducerIdBlock]:
     """Until the metadata log holds, for each broker of ``after``, a grant after the block given; all grants then.
 
-    One read of the metadata log per try (a JVM start, and a longer read the longer the cluster
-    has been up: the controllers append a NoOpRecord every 500 ms), so callers ask once for all.
+    One read of the metadata log per try (a JVM start, and a longer read the longer the cluster has been
+    up: the active controller appends a NoOpRecord every 5 s, ``metadata.max.idle.interval.ms``), so
+    callers ask once for all.
     """
 
     def granted() -> list[ins.ProducerIdBlock] | None:
