@@ -40,7 +40,7 @@ import pytest
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
 
-from tests.measure_guard import FAULTS_NOTEBOOKS, RUNS_NOTEBOOKS, guard
+from tests.measure_guard import first_cell, guard, measures
 
 pytest_plugins = ["tests.timeline_plugin"]  # each xdist worker's busy time and idle tail, after each tier
 
@@ -250,7 +250,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
 
     items.sort(key=rank)
-    guard(config, items)  # an item that may measure a shared run in its set-up: tests/measure_guard.py
+    guard(config, items, SHARED_MATRIX)  # an item that may measure a shared run in its set-up: tests/measure_guard.py
 
 
 # --- The measurements the tiers share -------------------------------------------------------------
@@ -405,12 +405,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Heal before each notebook (nbval item of its first cell), so no lesson leaks into the next."""
     _ensure_worker_cluster(item)
-    if ".ipynb::" in item.nodeid and item.nodeid.endswith("::Cell 0"):
+    if first_cell(item):
         import eoslab
 
         factory = item.config._tmp_path_factory  # type: ignore[attr-defined]
-        if item.path.name in RUNS_NOTEBOOKS:
+        what = measures(item)  # the notebook's shared runs, measured here (under this item's guard) if missing
+        if "bench" in what:
             shared_runs(factory)
-        if item.path.name in FAULTS_NOTEBOOKS:
+        if "faults" in what:
             shared_fault_run(factory)
         eoslab.heal(eoslab.Cluster())  # the backend of $EOSLAB_BACKEND, as the notebooks use

@@ -29,11 +29,15 @@ bench run 2.0-2.1x, in the loaded cluster and course tiers of the Intel machine 
 CI ran its course tier ~1.5x slower than that machine."""
 
 
+def first_cell(item: Any) -> bool:
+    """Whether ``item`` is a notebook's first cell under nbval (the root conftest.py prepares the notebook there)."""
+    return ".ipynb::" in item.nodeid and item.nodeid.endswith("::Cell 0")
+
+
 def measures(item: Any) -> tuple[str, ...]:
     """The shared runs ``item`` may measure in its set-up: ``"faults"``, ``"bench"``, both or none."""
     names = set(getattr(item, "fixturenames", ()))
-    first_cell = ".ipynb::" in item.nodeid and item.nodeid.endswith("::Cell 0")
-    notebook = item.path.name if first_cell else ""
+    notebook = item.path.name if first_cell(item) else ""
     found = []
     if "fault_run" in names or notebook in FAULTS_NOTEBOOKS:
         found.append("faults")
@@ -42,14 +46,15 @@ def measures(item: Any) -> tuple[str, ...]:
     return tuple(found)
 
 
-def allowance_s(what: str) -> float:
-    """:data:`ALLOWANCE` times the quiet estimate of the shared run ``what`` (at the size the suite measures)."""
+def allowance_s(what: str, bench_matrix: str) -> float:
+    """:data:`ALLOWANCE` times the quiet estimate of the shared run ``what`` (at the size the suite measures; the
+    bench run is of ``bench_matrix``)."""
     from eoslab.bench import faults, producers
     from eoslab.runs import matrix
 
     if what == "faults":
         return ALLOWANCE * faults.estimate_s()
-    return ALLOWANCE * producers.estimate_s(matrix("quick"))
+    return ALLOWANCE * producers.estimate_s(matrix(bench_matrix))
 
 
 def _own_guard(config: pytest.Config, item: Any) -> float:
@@ -60,11 +65,11 @@ def _own_guard(config: pytest.Config, item: Any) -> float:
     return float(option if option is not None else config.getini("timeout") or 0)
 
 
-def guard(config: pytest.Config, items: Iterable[Any]) -> None:
+def guard(config: pytest.Config, items: Iterable[Any], bench_matrix: str) -> None:
     """Give each item that may measure a shared run its own guard plus that measurement's allowance (no guard
-    at all, 0, stays none)."""
+    at all, 0, stays none); the shared bench run is of ``bench_matrix``."""
     for item in items:
         what = measures(item)
         own = _own_guard(config, item)
         if what and own > 0:
-            item.add_marker(pytest.mark.timeout(own + sum(allowance_s(w) for w in what)), append=False)
+            item.add_marker(pytest.mark.timeout(own + sum(allowance_s(w, bench_matrix) for w in what)), append=False)

@@ -469,10 +469,10 @@ def test_an_item_that_may_measure_a_shared_run_gets_its_guard_plus_the_measureme
     plain = _Item("tests/integration/test_lab05.py::test_z", ("cluster",))
     items = [cells, nb05, nb05_later, nb06, lab06, bench, plain]
     assert [measures(i) for i in items] == [("faults",), ("faults",), (), ("bench",), ("bench",), ("bench",), ()]
-    guard(_Config(), items)  # type: ignore[arg-type]
+    guard(_Config(), items, "quick")  # type: ignore[arg-type]
     guards = [None if (m := i.get_closest_marker("timeout")) is None else m.args[0] for i in items]
     assert guards == [300 + fault_s, 300 + fault_s, None, 300 + bench_s, 300 + bench_s, 600 + bench_s, None]
     assert fault_s > 2 * 275  # twice the slowest fault run measured in the suite (the Intel machine's fresh one)
     unguarded = _Item("tests/integration/test_fault_matrix.py::test_x", ("fault_run",))
-    guard(_Config(ini="0"), [unguarded])  # type: ignore[arg-type]
+    guard(_Config(ini="0"), [unguarded], "quick")  # type: ignore[arg-type]
     assert unguarded.get_closest_marker("timeout") is None  # `timeout = 0` (no guard) stays no guard
