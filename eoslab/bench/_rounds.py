@@ -24,7 +24,7 @@ from eoslab._progress import advance
 from eoslab._timeouts import CLIENT_CALL
 from eoslab.bench import _harness
 from eoslab.bench._cpu import CpuMeter, Reading, spent
-from eoslab.bench._warmup import NO_WARMUP, WARMUP_SLICE_S, Warmup, compiler_s, geo_mean, warmed
+from eoslab.bench._warmup import NO_WARMUP, WARMUP_SLICE_S, Warmup, compiler_cores, compilers, geo_mean, warmed
 from eoslab.cluster import Cluster
 from eoslab.runs import Matrix, Workload, summary_row
 
@@ -144,7 +144,7 @@ def _warm_up(
     jit: list[float] = []
     while True:
         bar.set_description(f"warm-up round {len(durations) + 1}: the brokers' JIT")
-        t0, c0 = time.monotonic(), compiler_s(brokers)
+        t0, c0 = time.monotonic(), compilers(brokers)
         per = []
         for i, w in enumerate(m.workloads):
             trims.wait(topics[i])
@@ -154,7 +154,7 @@ def _warm_up(
         took = time.monotonic() - t0
         durations.append(took)
         rates.append(geo_mean(per))
-        jit.append((compiler_s(brokers) - c0) / took)
+        jit.append(compiler_cores(c0, compilers(brokers), took))
         advance(bar, took)
         reason = warmed(rates, jit) or ("cap" if sum(durations) + took > m.warmup_max_s else None)
         if reason:

@@ -11,7 +11,7 @@ import pytest
 
 from eoslab.bench import _warmup
 from eoslab.bench._rounds import Trims
-from eoslab.bench._warmup import NO_WARMUP, Warmup, compiler_s, geo_mean, warmed, warmup_sentence
+from eoslab.bench._warmup import NO_WARMUP, Warmup, compiler_cores, compilers, geo_mean, warmed, warmup_sentence
 
 # Measured on the reference machine, 28 Nov, a cluster started just before (docs/benchmarks-producers.md): each
 # warm-up round's geometric mean of the six modes' records/s and the brokers' compiler threads (cores).
@@ -40,13 +40,28 @@ def test_without_the_compilers_the_rate_must_level_off_twice() -> None:
 
 
 def test_compiler_threads_are_summed_over_the_brokers() -> None:
-    threads = {
+    before = {
         1: {10: ("C2 CompilerThre", 4.0), 11: ("C1 CompilerThre", 1.0), 12: ("data-plane-kafk", 9.0)},
         2: {20: ("C2 CompilerThre", 2.5)},
     }
-    assert compiler_s([1, 2], read=lambda pid: threads[pid]) == pytest.approx(7.5)
-    assert math.isnan(compiler_s([], read=lambda pid: {}))  # docker: no broker visible
-    assert math.isnan(compiler_s([1], read=lambda pid: {12: ("java", 3.0)}))
+    after = {
+        1: {10: ("C2 CompilerThre", 5.0), 11: ("C1 CompilerThre", 1.5), 12: ("data-plane-kafk", 19.0)},
+        2: {20: ("C2 CompilerThre", 2.5), 21: ("C2 CompilerThre", 0.5)},  # 21 born in between: from 0
+    }
+    c0, c1 = compilers([1, 2], read=lambda pid: before[pid]), compilers([1, 2], read=lambda pid: after[pid])
+    assert c0 == {(1, 10): 4.0, (1, 11): 1.0, (2, 20): 2.5}
+    assert compiler_cores(c0, c1, 2.0) == pytest.approx((1.0 + 0.5 + 0.0 + 0.5) / 2)
+    assert math.isnan(compiler_cores({}, compilers([], read=lambda pid: {}), 1.0))  # docker: no broker visible
+    assert math.isnan(compiler_cores({}, compilers([1], read=lambda pid: {12: ("java", 3.0)}), 1.0))
+
+
+def test_a_compiler_thread_that_ends_between_two_readings_does_not_make_the_share_negative() -> None:
+    """Run 85: HotSpot ended an idle compiler thread inside a warm-up round, and the round's compilers came out at
+    -0.024 of a core (the sum over the threads alive at each end, differenced)."""
+    before = {1: {10: ("C2 CompilerThre", 30.0), 11: ("C2 CompilerThre", 12.0), 13: ("C1 CompilerThre", 8.0)}}
+    after = {1: {10: ("C2 CompilerThre", 30.2), 13: ("C1 CompilerThre", 8.1)}}  # 11 ended: idle
+    cores = compiler_cores(compilers([1], read=lambda p: before[p]), compilers([1], read=lambda p: after[p]), 3.0)
+    assert cores == pytest.approx(0.1) and cores >= 0
 
 
 def test_geo_mean_weighs_each_mode_alike() -> None:
