@@ -8,7 +8,8 @@ marks), so that a tier runs alone and nobody has to remember a mark:
     course    the notebooks under nbval, the labs graded (test_labNN, test_wrong_answers), the browser, and
               the experiments the notebooks show (test_fault_matrix, test_kafka17754, test_read_committed):
               in `make test` on the docker backend
-    system    the docker backend's own tests (``docker``) and the offline workshop install (``workshop``)
+    system    the docker backend's own tests (``docker``), the offline workshop install (``workshop``), and the suite
+              run beside a learner's open course (``learner``)
 
 `make test` runs them in this order, one pytest each, and stops at the first that fails: a typo in
 pure code is reported in minutes instead of after the notebooks. The tiers share one bench matrix
@@ -68,7 +69,7 @@ _worker_cluster_env()
 
 TIERS = ("unit", "cluster", "course", "system")
 """The tiers, fastest feedback first: the order `make test` runs them in."""
-_SYSTEM_MARKS = frozenset({"docker", "workshop"})
+_SYSTEM_MARKS = frozenset({"docker", "workshop", "learner"})
 _COURSE_TESTS = re.compile(
     r"tests/browser/.*|tests/integration/test_(lab\d+|wrong_answers|fault_matrix|kafka17754|read_committed)\.py"
 )

@@ -98,8 +98,11 @@ def _healthcheck(broker: Node) -> list[str]:
     ]
 
 
-def render_compose(topo: Topology | None = None) -> str:
-    topo = topo or Topology()  # the canonical ports, whatever $EOSLAB_PORT_OFFSET says
+def render_compose(topo: Topology | None = None, *, lab: bool | None = None) -> str:
+    """The compose file of ``topo`` (default: offset 0, whatever ``$EOSLAB_PORT_OFFSET`` says). ``lab``: with the lab
+    service (profile ``lab``); by default only at offset 0, the committed file's: a cluster the kit renders beside
+    it (the test suite's) runs no lab container, while a copy of the course started on other ports does."""
+    topo = topo or Topology()
     project = compose_project(topo)
     lines = [
         "# Rendered from eoslab/topology.py by `eoslab render` (make compose): do not edit by hand;",
@@ -137,7 +140,9 @@ def render_compose(topo: Topology | None = None) -> str:
         lines += ["    volumes:", f"      - {node.name}-data:{CONTAINER_DATA_DIR}"]
         if node.is_broker:
             lines += _healthcheck(node)
-    lines += render_lab_service(topo)
+    with_lab = topo.port_offset == 0 if lab is None else lab
+    if with_lab:
+        lines += render_lab_service(topo, project)
     lines.append("volumes:")
     lines += [f"  {n.name}-data: {{}}" for n in topo.nodes]
     return "\n".join(lines) + "\n"

@@ -29,15 +29,24 @@ COURSE_MOUNT = "/course"
 DOCKER_SOCKET = "/var/run/docker.sock"
 
 
+def jupyterlab_port(topo: Topology) -> int:
+    """JupyterLab's port on the host: 8888 at offset 0, shifted with the cluster's ports at another."""
+    return LAB_PORT + topo.port_offset
+
+
 def lab_ports(topo: Topology) -> list[int]:
     """What the lab service publishes on 127.0.0.1: JupyterLab, the proxy's front ports, its control API."""
-    return [LAB_PORT, *(b.proxy_front_port for b in topo.brokers), topo.proxy_control_port]
+    return [jupyterlab_port(topo), *(b.proxy_front_port for b in topo.brokers), topo.proxy_control_port]
 
 
-def render_lab_service(topo: Topology) -> list[str]:
-    """The service's lines (under ``services:``); empty beside another cluster (offset != 0: tests' renderings)."""
-    if topo.port_offset:
-        return []
+def _published(topo: Topology) -> list[str]:
+    """Host port to container port: JupyterLab listens on 8888 inside whatever the host port is."""
+    inside = [LAB_PORT, *lab_ports(topo)[1:]]
+    return [f'      - "{LOOPBACK}:{host}:{port}"' for host, port in zip(lab_ports(topo), inside, strict=True)]
+
+
+def render_lab_service(topo: Topology, project: str) -> list[str]:
+    """The service's lines (under ``services:``) for the compose project ``project``."""
     lines = [
         f"  {LAB_SERVICE}:",
         f"    profiles: [{LAB_PROFILE}]",
@@ -48,7 +57,7 @@ def render_lab_service(topo: Topology) -> list[str]:
         f"        BASE: ${{{LAB_BASE_VARIABLE}:-{REGISTRY_BASE}}}",
         f"        KAFKA_VERSION: {topo.kafka_version}",
         f"    image: ${{{LAB_IMAGE_VARIABLE}:-eoslab/lab:{__version__}}}",
-        f"    container_name: eoslab-{LAB_SERVICE}",
+        f"    container_name: {project}-{LAB_SERVICE}",
         f"    hostname: {LAB_SERVICE}",
         "    depends_on:",
     ]
@@ -61,7 +70,7 @@ def render_lab_service(topo: Topology) -> list[str]:
         f'      EOSLAB_PORT_OFFSET: "{topo.port_offset}"',
         f"      EOSLAB_KAFKA_IMAGE: ${{EOSLAB_KAFKA_IMAGE:-{KAFKA_IMAGE}}}",
         "    ports:",
-        *(f'      - "{LOOPBACK}:{p}:{p}"' for p in lab_ports(topo)),
+        *_published(topo),
         "    volumes:",
         f"      - .:{COURSE_MOUNT}",
         f"      - {DOCKER_SOCKET}:{DOCKER_SOCKET}",

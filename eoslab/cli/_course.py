@@ -63,8 +63,13 @@ def cmd_lab(args: argparse.Namespace) -> int:
     """Replace this process with JupyterLab serving the course (the cluster is `eoslab up`'s job)."""
     import os
 
-    from eoslab.course import lab_argv, lab_env
+    from eoslab._ports import holder, is_free
+    from eoslab.course import lab_argv, lab_env, lab_port
 
+    port = lab_port(args.jupyter_args)
+    if not is_free(port):
+        who, _ = holder(port)
+        print(f"Port {port} is held by {who}: JupyterLab takes the next free port; open the address it prints below.")
     argv = lab_argv(None, *args.jupyter_args)
     os.execve(argv[0], argv, lab_env())
     return 0  # not reached

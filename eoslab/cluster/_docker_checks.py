@@ -13,7 +13,7 @@ from typing import Any
 from eoslab import _ports
 from eoslab._image import LOCAL_IMAGE, image_exists, pull
 from eoslab._java import first_error_line
-from eoslab.errors import PortInUseError, SetupError
+from eoslab.errors import SetupError
 from eoslab.topology import KAFKA_IMAGE, Node
 
 DOCKER_CLI_TIMEOUT = 20.0
@@ -53,35 +53,11 @@ def check_image(image: str) -> None:
     )
 
 
-def container_publishing(port: int) -> str | None:
-    """The name of a running container that publishes ``port`` on the host, if one does."""
-    proc = subprocess.run(
-        ["docker", "ps", "--filter", f"publish={port}", "--format", "{{.Names}}"],
-        capture_output=True,
-        text=True,
-        timeout=DOCKER_CLI_TIMEOUT,
-    )
-    names = proc.stdout.split()
-    return names[0] if proc.returncode == 0 and names else None
-
-
 def check_ports(nodes: list[Node], rows: dict[str, dict[str, Any]]) -> None:
     """Every host port the containers of ``nodes`` publish is free (our own stopped containers hold none)."""
     for node in nodes:
         published = (node.client_port, node.proxied_port) if node.is_broker else (node.controller_port,)
-        for port in published:
-            if _ports.is_free(port):
-                continue
-            container = container_publishing(port)
-            if container is not None:
-                raise PortInUseError(
-                    f"Port {port} (needed by {node.name}) is published by the container {container}: "
-                    f"stop it (`docker stop {container}`), or move this cluster with EOSLAB_PORT_OFFSET."
-                )
-            raise PortInUseError(
-                f"Port {port} (needed by {node.name}) is already in use by {_ports.holder(port)}: "
-                "stop that process, or move this cluster with EOSLAB_PORT_OFFSET."
-            )
+        _ports.check_free(published, owner=node.name)
 
 
 def exited_reason(state: dict[str, Any], log_tail: str) -> str:

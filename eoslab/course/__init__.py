@@ -7,7 +7,7 @@
 """
 
 from eoslab.course._doctor import Check, Report, doctor
-from eoslab.course._lab import HIDE_GLOBS, INDEX, course_root, lab_argv, lab_env
+from eoslab.course._lab import HIDE_GLOBS, INDEX, course_root, lab_argv, lab_env, lab_port
 from eoslab.course._measure import NOTEBOOK_LIMIT, Measured, measure_times, to_measure
 from eoslab.course._time_lines import write_time_lines
 from eoslab.course._time_table import time_table
@@ -54,6 +54,7 @@ __all__ = [
     "doctor",
     "lab_argv",
     "lab_env",
+    "lab_port",
     "load_docker_images",
     "measure_times",
     "pack",

@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 
 INDEX = "notebooks/index.ipynb"
+DEFAULT_PORT = 8888
+"""jupyter_server's default; when it is taken JupyterLab tries the next ones and prints the one it got."""
 
 HIDE_GLOBS = (
     # jupyter_server's defaults (the option replaces them, so they are repeated)
@@ -80,3 +82,15 @@ def lab_env(base: dict[str, str] | None = None) -> dict[str, str]:
         paths.append(str(JUPYTER_CONFIG))
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(paths)
     return env
+
+
+def lab_port(jupyter_args: list[str]) -> int:
+    """The port JupyterLab tries first: ``--port=N`` / ``--port N`` / ``--ServerApp.port=N`` among its arguments, else
+    8888."""
+    for i, arg in enumerate(jupyter_args):
+        name, _, value = arg.partition("=")
+        if name in ("--port", "--ServerApp.port"):
+            value = value or (jupyter_args[i + 1] if i + 1 < len(jupyter_args) else "")
+            if value.isdigit():
+                return int(value)
+    return DEFAULT_PORT

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eoslab import _procs
+from eoslab import _ports, _procs
 from eoslab._paths import data_dir
 from eoslab._ports import LOOPBACK
 from eoslab._wait import wait_until
@@ -107,6 +107,8 @@ def start_proxy(target: Topology | HasTopology | None = None) -> ProxyStart:
     found = health(topology)
     if found is not None:
         return ProxyStart(topology, None, int(found["pid"]))
+    proxy_ports = [*(b.proxy_front_port for b in topology.brokers), topology.proxy_control_port]
+    _ports.check_free(proxy_ports, owner="the fault proxy")  # one sentence, instead of a daemon that exits at once
     env = dict(os.environ, EOSLAB_PORT_OFFSET=str(topology.port_offset), EOSLAB_DATA=str(data_dir()))
     with open(log_file(topology), "ab") as log:
         proc = subprocess.Popen(

@@ -9,9 +9,10 @@ killed, the same command starts it again, and the edit is still there (the cours
 The start-up times (the command to a usable JupyterLab, cold: new containers and empty volumes; warm: the
 killed container started again) go to test-artifacts/browser/lab-container.json.
 
-It uses the compose project ``eoslab`` at offset 0, the learners' (the committed file's), and refuses when any
-container or volume of that project is here (a developer's cluster): it would not fight it for its ports, and
-its clean-up (``down -v``) must not delete someone's data.
+The copy starts on ports of its own: its ``docker-compose.yml`` is the committed file's rendering at a port offset
+whose every port (the nodes', the proxy's, JupyterLab's) is free and whose compose project ``eoslab-<offset>`` has no
+container or volume here (:func:`own_offset`), so a learner's course (``make lab``'s cluster and JupyterLab, or
+their own lab container, at offset 0) runs beside it untouched, and its clean-up (``down -v``) deletes only its own.
 """
 
 from __future__ import annotations
@@ -28,14 +29,18 @@ from typing import Any
 
 import pytest
 
+from eoslab._compose import compose_project, render_compose
+from eoslab._compose_lab import jupyterlab_port, lab_ports
+from eoslab._ports import is_free
 from eoslab._wait import wait_until
+from eoslab.topology import TOPOLOGY, Topology
+from tests.suite_ports import LAB_STEP, compose_projects
 
 pytestmark = [pytest.mark.docker, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
 UP = ["docker", "compose", "--profile", "lab", "up", "-d"]
 """The documented command (README, "The whole course in containers")."""
-URL = "http://127.0.0.1:8888"
 NB01 = "notebooks/01_idempotent_producer.ipynb"
 SOLUTION = "solutions/lab01_idempotence.ipynb"
 TASKS = ("t1", "t2", "t3", "t4", "t5")  # lab 01's checks: 7 points in all (core 6, stretch 1)
@@ -44,28 +49,24 @@ LIBRDKAFKA_LOG = re.compile(r"^%\d\|\d+\.\d+\|[A-Z]+\|")
 RUN_TIMEOUT = 600.0  # notebook 01 on docker: 123 s under nbval at load 25-40 (docs/docker.md)
 
 
-def _busy_project() -> str | None:
-    """Why the project ``eoslab`` cannot be used here (its containers or volumes exist), or None."""
-    label = "label=com.docker.compose.project=eoslab"
-    found = []
-    for kind in ("ps", "volume"):
-        cmd = ["docker", kind, "ls", "-q", "--filter", label] if kind == "volume" else ["docker", "ps", "-aq"]
-        if kind == "ps":
-            cmd += ["--filter", label]
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout.split()
-        if out:
-            found.append(f"{len(out)} {'containers' if kind == 'ps' else 'volumes'}")
-    if not found:
-        return None
-    return (
-        f"the compose project 'eoslab' (offset 0, a learner's cluster) already has {' and '.join(found)} here: "
-        "this test starts the course there and removes its volumes at the end, so it refuses rather than use "
-        "or delete them. Stop yours (`docker compose --profile lab down`, plus -v if its data may go) and rerun."
-    )
+def own_offset(base: int = TOPOLOGY.port_offset) -> Topology:
+    """The first offset from ``base`` + 4000, in steps of 100, whose ports are all free and whose compose project is
+    not here; the test fails with one sentence when ten are taken."""
+    projects = compose_projects()
+    for step in range(10):
+        topo = Topology(port_offset=base + LAB_STEP + 100 * step)
+        ports = [*topo.all_ports(), *lab_ports(topo)]
+        if compose_project(topo) not in projects and all(is_free(p) for p in ports):
+            return topo
+    pytest.fail(f"no free ports for the lab container's cluster from offset {base + LAB_STEP}: stop what holds them.")
+
+
+URL: list[str] = []
+"""JupyterLab's address on the host, for the copy's offset (set by the ``course`` fixture)."""
 
 
 def _api(path: str) -> Any:
-    with urllib.request.urlopen(f"{URL}{path}", timeout=10) as resp:
+    with urllib.request.urlopen(f"{URL[0]}{path}", timeout=10) as resp:
         return json.loads(resp.read())
 
 
@@ -78,21 +79,23 @@ def _answers() -> bool:
 
 @pytest.fixture
 def course(tmp_path: Path, docker_image: str) -> Any:
-    """A copy of the repository (what git tracks), with the lab image here; ``down -v`` at the end."""
+    """A copy of the repository (what git tracks) on ports of its own, with the lab image here; ``down -v`` at the
+    end. Yields the copy, the environment of its commands and its cluster's topology."""
     from eoslab import _lab_image
     from eoslab.course._workshop import _copy_tree, course_files
 
-    if (why := _busy_project()) is not None:
-        pytest.skip(why)
     image = _lab_image.build_lab_image().image  # cached: seconds unless the kit changed
+    topo = own_offset()
     dest = tmp_path / "course"
     _copy_tree(ROOT, course_files(ROOT), dest)
+    (dest / "docker-compose.yml").write_text(render_compose(topo, lab=True))
+    URL[:] = [f"http://127.0.0.1:{jupyterlab_port(topo)}"]
     for junk in ("kafka-data", "runs", "eoslab.egg-info"):  # written beside the course by the kit and pip
         (dest / junk).mkdir(exist_ok=True)
     env = dict(os.environ, EOSLAB_KAFKA_IMAGE=docker_image, EOSLAB_LAB_IMAGE=image)
     env.pop("EOSLAB_PORT_OFFSET", None)
     try:
-        yield dest, env
+        yield dest, env, topo
     finally:
         down = subprocess.run(
             ["docker", "compose", "--profile", "lab", "down", "-v", "--timeout", "10"],
@@ -113,7 +116,7 @@ def _start(course: Path, env: dict[str, str], page: Any, what: str) -> dict[str,
     up = time.monotonic() - t0
     wait_until(_answers, timeout=300, interval=0.5, what=f"the lab container's JupyterLab ({what})")
     api = time.monotonic() - t0
-    page.goto(f"{URL}/lab/tree/notebooks/index.ipynb")
+    page.goto(f"{URL[0]}/lab/tree/notebooks/index.ipynb")
     page.locator(".jp-NotebookPanel", has=page.locator("h1", has_text="eoslab: exactly-once")).wait_for()
     return {"compose_up_s": up, "api_s": api, "usable_s": time.monotonic() - t0}
 
@@ -149,7 +152,7 @@ def _code_cells(course: Path, rel: str) -> list[dict[str, Any]] | None:
 
 def _run_all(page: Any, course: Path, rel: str, title: str, artifacts: Path) -> Any:
     """Open ``rel``, Run > Run All Cells in the container's kernel; the cells, once all finished, no errors."""
-    page.goto(f"{URL}/lab/tree/{rel}")
+    page.goto(f"{URL[0]}/lab/tree/{rel}")
     nb = page.locator(".jp-NotebookPanel:visible", has=page.locator("h1", has_text=title))
     nb.wait_for()
     n = len(json.loads((ROOT / rel).read_text())["cells"])
@@ -245,7 +248,8 @@ def _edit_and_save(page: Any, nb: Any, course: Path) -> None:
 def test_the_course_in_the_lab_container(course: Any, chromium: dict[str, object], artifacts: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    dest, env = course
+    dest, env, topo = course
+    print(f"the lab container's cluster at port offset {topo.port_offset}, JupyterLab on {URL[0]}")
     timings: dict[str, Any] = {}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(**chromium)  # type: ignore[arg-type]
@@ -260,7 +264,9 @@ def test_the_course_in_the_lab_container(course: Any, chromium: dict[str, object
             text = "".join(o["text"] for c in cells for o in c["outputs"] if o.get("name") == "stdout")
             assert all(f"✔ {t}:" in text for t in TASKS), text[-3000:]  # every check passed: 7 / 7 points
             _edit_and_save(page, sol, dest)
-            kill = subprocess.run(["docker", "kill", "eoslab-lab"], capture_output=True, text=True, timeout=60)
+            kill = subprocess.run(
+                ["docker", "kill", f"{compose_project(topo)}-lab"], capture_output=True, text=True, timeout=60
+            )
             assert kill.returncode == 0, kill.stderr
             timings["warm"] = _start(dest, env, page, "warm: the killed lab container started again")
             saved = json.dumps(_api(f"/api/contents/{SOLUTION}?content=1")["content"])

@@ -43,7 +43,9 @@ def test_port_in_use_names_the_port_and_starts_nothing(cluster, tmp_path):
     proc = eoslab("up", env={"EOSLAB_DATA": str(tmp_path)})
     err = _one_sentence(proc)
     port = cluster.topology.controllers[0].controller_port  # 19101 at offset 0
-    assert f"Port {port} (needed by controller-1) is already in use by pid" in err
+    pid = next(r.pid for r in cluster.status() if r.name == "controller-1")
+    assert f"Port {port} (needed by controller-1) is held by another eoslab cluster (pid {pid}, started from " in err
+    assert "stop it with `eoslab down` there (`make down`), or move this one's ports with `export EOSLAB_PORT_" in err
     assert _jvms_under(tmp_path) == []
 
 

@@ -77,8 +77,8 @@ def test_a_port_published_by_a_container_is_named_with_the_container(docker_imag
     try:
         err = one_sentence(eoslab_up(topo, tmp_path, EOSLAB_KAFKA_IMAGE=docker_image))
         name = blocker.get_wrapped_container().name
-        assert f"Port {port} (needed by controller-1) is published by the container {name}" in err
-        assert f"`docker stop {name}`" in err and "EOSLAB_PORT_OFFSET" in err
+        assert f"Port {port} (needed by controller-1) is held by the Docker container {name}" in err
+        assert f"stop it with `docker stop {name}`, or move this one's ports with `export EOSLAB_PORT_OFFSET" in err
         assert containers_of(topo) == []
     finally:
         blocker.stop()

@@ -215,3 +215,28 @@ def test_the_dockerfile_copies_mavens_jars_with_the_tested_script():
     assert "eoslab-copy-classpath /tmp/$name.cp $dest/$name" in text
     assert "while read" not in text  # the inline loop that dropped the last jar
     assert subprocess.run(["sh", "-n", str(COPY_CLASSPATH)], capture_output=True).returncode == 0
+
+
+def test_a_copy_of_the_course_on_other_ports_runs_its_lab_service_there():
+    topo = Topology(port_offset=4050)
+    services = yaml.safe_load(render_compose(topo, lab=True))
+    lab = services["services"]["lab"]
+    assert services["name"] == "eoslab-4050" and lab["container_name"] == "eoslab-4050-lab"
+    assert lab["ports"][0] == "127.0.0.1:12938:8888"  # JupyterLab listens on 8888 inside, 8888 + 4050 outside
+    assert lab["ports"][1:] == [f"127.0.0.1:{p}:{p}" for p in lab_ports(topo)[1:]]
+    assert lab["environment"]["EOSLAB_PORT_OFFSET"] == "4050"
+
+
+@pytest.mark.parametrize(
+    ("args", "port"),
+    [
+        ([], 8888),
+        (["--port=8890", "--no-browser"], 8890),
+        (["--port", "9000"], 9000),
+        (["--ServerApp.port=9001"], 9001),
+    ],
+)
+def test_the_port_jupyterlab_tries_first(args, port):
+    from eoslab.course import lab_port
+
+    assert lab_port(args) == port

@@ -63,6 +63,7 @@ suite = _root_conftest()
         ("tests/integration/test_workshop_offline.py", {"workshop"}, "system"),
         ("tests/integration/test_workshop_docker.py", {"docker"}, "system"),
         ("tests/integration/test_docker_image.py", {"docker"}, "system"),  # gw1 may run it: still system
+        ("tests/integration/test_beside_a_learner.py", {"learner"}, "system"),
         ("tests/integration/test_labels.py", set(), "cluster"),  # not a lab: labNN only
         ("tools/test_something.py", set(), None),  # no rule: collection stops and says so
         ("tests/test_loose.py", set(), None),
@@ -220,45 +221,6 @@ def test_worker_clusters_down_stops_only_the_workers_that_started_one(
     assert argvs == [[sys.executable, "-m", "eoslab.cli", "down"]]
     assert wc.down(3, "reset") == 0  # the course tier's docker clusters: their volumes deleted too
     assert argvs[-1] == [sys.executable, "-m", "eoslab.cli", "reset"]
-
-
-def test_make_test_runs_the_cluster_tier_on_local_clusters_then_the_course_tier_on_docker_ones() -> None:
-    recipe = subprocess.run(
-        ["make", "-n", "test", "PYTEST_ARGS=", "TEST_WORKERS=2", "CLUSTER_WORKERS=3", "COURSE_WORKERS=3"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    both = (  # the cluster tier's three local clusters (CLUSTER_WORKERS) stop at once
-        'if [ -z "$was_up" ]; then .venv/bin/eoslab down; fi & .venv/bin/python -m tests.worker_clusters down 3; wait'
-    )
-    trap = recipe[recipe.index("trap '") : recipe.index("\n", recipe.index("trap '"))]
-    assert f'if [ -n "$started" ]; then {both}; fi' in trap  # a failed start, a Ctrl-C: nothing left running
-    docker = "export EOSLAB_BACKEND=docker EOSLAB_PORT_OFFSET=500"
-    docker_down = (
-        "trap '.venv/bin/eoslab reset >/dev/null & "
-        ".venv/bin/python -m tests.worker_clusters reset 3 >/dev/null; wait' EXIT"
-    )
-    order = [
-        recipe.index("-m 'unit'"),
-        recipe.index("started=1; export EOSLAB_BACKEND=local"),  # started after the unit tier, not beside it
-        recipe.index("-m 'cluster'"),
-        recipe.index(f"started=; {both}"),  # the two local clusters stop at once, after the cluster tier
-        recipe.index("tools/system/docker.sh ensure"),
-        recipe.index("eoslab image ensure"),
-        recipe.index("eoslab image ensure --lab >"),  # the lab image builds beside the course tier
-        recipe.index(f"( {docker}"),  # in a subshell: the system tier runs with the local settings again
-        recipe.index(docker_down),  # their volumes deleted, however the course tier ends
-        recipe.index("-m 'course'"),
-        recipe.index(") || exit $?"),
-        recipe.index("wait $lab_image"),  # and is there before the system tier, or the run stops
-        recipe.index("-m 'system'"),
-    ]
-    assert order == sorted(order)
-    assert recipe[recipe.index("-m 'course'") : recipe.index(") || exit $?")].rstrip().endswith("-n 3")
-    cluster = recipe[recipe.index("-m 'cluster'") : recipe.index(f"started=; {both}")]
-    assert "-n 3" in cluster and "-n 2" not in cluster  # CLUSTER_WORKERS, not TEST_WORKERS
 
 
 def test_the_fault_matrix_and_notebook_05_run_on_the_sessions_cluster_first_there() -> None:

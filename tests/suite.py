@@ -1,0 +1,217 @@
+"""`make test`: the four tiers, one pytest each, on clusters of the suite's own, beside whatever a learner runs.
+
+usage: python -m tests.suite [unit] [cluster] [course] [system] [-- PYTEST_ARGS ...]
+
+With no tier named it runs all four, fastest feedback first, and stops at the first that fails (its exit code is
+the run's). PYTEST_ARGS that name files or tests run those instead of the whole suite, within the tiers named
+(`make test-cluster PYTEST_ARGS=tests/integration/test_cluster.py`). Environment: TEST_WORKERS (2: the system tier's
+xdist workers), CLUSTER_WORKERS (3), COURSE_WORKERS (3; 0: one process), EOSLAB_COURSE_BACKEND (docker: the course
+tier's clusters; local for a quick run), EOSLAB_BROKER_JIT (c1).
+
+- Ports: every cluster of the suite sits at a base offset chosen free here (tests/suite_ports.py), never offset 0
+  nor the shell's ``EOSLAB_PORT_OFFSET``, where a learner's cluster runs (``make lab``). A learner's running
+  cluster is snapshotted before the first tier and after the last (tests/learner_guard.py): a node restarted,
+  a topic or a partition folder gone fails the run, naming it.
+- Data: one runs folder (``$EOSLAB_RUNS``, deleted at the end) holds the suite's clusters' data and the bench
+  and fault matrix runs that one tier measures and the next reads; a learner's ``kafka-data/`` is never used.
+- unit: tests/unit whole (lint and Spark included), before anything is installed or started.
+- cluster: the kit's behaviour on CLUSTER_WORKERS local clusters (gw0's started here, gwK's by its worker at
+  +K*5000: conftest.py, tests/worker_clusters.py); all stopped at the end of the tier, side by side.
+- course: every notebook and lab on COURSE_WORKERS docker clusters at +500 (the containerized cluster; volumes
+  deleted after), while the lab image builds beside it.
+- system: the docker backend's own tests, the offline install, the course in the lab container.
+What the tiers need from the system (Chromium, a Docker engine with compose v2, the Kafka image) is installed
+where missing, as root with apt (tools/system/*.sh; EOSLAB_SYSTEM_INSTALL=0 opts out and those tests skip, saying
+why); the Docker engine started here is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests import learner_guard, suite_ports
+
+ROOT = Path(__file__).resolve().parents[1]
+TIERS = ("unit", "cluster", "course", "system")
+EOSLAB = [sys.executable, "-m", "eoslab.cli"]
+SUITE = ["tests", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "notebooks").glob("*.ipynb"))]
+NBVAL = ["--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=120"]
+
+
+def _workers(name: str, default: int) -> int:
+    raw = os.environ.get(name, "") or str(default)
+    if not raw.isdigit():
+        raise SystemExit(f"{name}={raw!r} is not a number of workers: set it to e.g. {default}, or unset it.")
+    return int(raw)
+
+
+def _run(argv: Sequence[str], env: dict[str, str]) -> int:
+    return subprocess.run(list(argv), cwd=ROOT, env=env).returncode
+
+
+def _side_by_side(*argvs: Sequence[str], env: dict[str, str]) -> int:
+    """Run the commands at once (stopping clusters: ~13 s together instead of ~26 s one after the other)."""
+    procs = [subprocess.Popen(list(a), cwd=ROOT, env=env, stdout=subprocess.DEVNULL) for a in argvs]
+    return max(p.wait() for p in procs)
+
+
+def _named(arg: str) -> bool:
+    """True for a file, folder or node id of the repository (``tests/x.py::test_y``), not an option's value."""
+    return not arg.startswith("-") and (ROOT / arg.split("::", 1)[0]).exists()
+
+
+def pytest_argv(tier: str, workers: int, extra: Sequence[str]) -> list[str]:
+    """One tier's pytest: the whole suite (or the files and tests ``extra`` names) filtered by the tier's mark, its
+    slowest steps listed at the end."""
+    paths = [] if any(_named(a) for a in extra) else SUITE
+    argv = [sys.executable, "-m", "pytest", *paths, *NBVAL, "-m", tier, "-p", "no:cacheprovider"]
+    argv += ["--durations=30", "--durations-min=15"]
+    if workers:
+        argv += ["-n", str(workers)]
+    return [*argv, *extra]
+
+
+@contextmanager
+def _clusters(env: dict[str, str], workers: int, command: str) -> Iterator[bool]:
+    """The tier's session cluster started here (the fault proxy with it): True once it is up. At the end it and every
+    worker's cluster stop (``command`` ``reset``: their data deleted too), however the tier ended."""
+    try:
+        yield _run([*EOSLAB, "up"], env) == 0
+    finally:
+        _side_by_side(
+            [*EOSLAB, command], [sys.executable, "-m", "tests.worker_clusters", command, str(workers)], env=env
+        )
+
+
+class Suite:
+    """One `make test` run: the base offset, the runs folder, the environment every tier inherits."""
+
+    def __init__(self, base: int, runs: Path, extra: Sequence[str]) -> None:
+        self.base = base
+        self.runs = runs
+        self.extra = list(extra)
+        self.env = {
+            **os.environ,
+            "EOSLAB_BACKEND": "local",
+            "EOSLAB_RUNS": str(runs),
+            "EOSLAB_PORT_OFFSET": str(base),
+            "EOSLAB_DATA": str(runs / "kafka-data"),
+            "EOSLAB_BROKER_JIT": os.environ.get("EOSLAB_BROKER_JIT") or "c1",
+        }
+        self.lab_image: subprocess.Popen[bytes] | None = None
+        self.seconds: dict[str, float] = {}
+
+    def tier(self, name: str, env: dict[str, str], workers: int = 0) -> int:
+        t0 = time.monotonic()
+        rc = _run(pytest_argv(name, workers, self.extra), env)
+        self.seconds[name] = time.monotonic() - t0
+        return rc
+
+    def unit(self) -> int:
+        return self.tier("unit", self.env)
+
+    def cluster(self) -> int:
+        _run(["bash", "tools/system/chromium.sh"], self.env)  # the browser tests of later tiers; never fails
+        workers = _workers("CLUSTER_WORKERS", 3)
+        env = {**self.env, "EOSLAB_KEEP_CLUSTER": "1"}
+        with _clusters(env, workers, "down") as up:
+            return self.tier("cluster", env, workers) if up else 1
+
+    def _docker(self) -> None:
+        if _run(["bash", "tools/system/docker.sh", "ensure"], self.env) or _run([*EOSLAB, "image", "ensure"], self.env):
+            raise SystemExit(1)
+
+    def course(self) -> int:
+        backend = os.environ.get("EOSLAB_COURSE_BACKEND") or "docker"
+        if backend == "docker":
+            self._docker()
+            log = (self.runs / "lab-image.log").open("wb")
+            self.lab_image = subprocess.Popen(
+                [*EOSLAB, "image", "ensure", "--lab"], cwd=ROOT, env=self.env, stdout=log, stderr=log
+            )
+        workers = _workers("COURSE_WORKERS", 3)
+        env = {
+            **self.env,
+            "EOSLAB_BACKEND": backend,
+            "EOSLAB_PORT_OFFSET": str(self.base + suite_ports.DOCKER_STEP),
+            "EOSLAB_DATA": str(self.runs / f"kafka-data-{backend}"),
+            "EOSLAB_KEEP_CLUSTER": "1",
+        }
+        with _clusters(env, workers, "reset") as up:
+            return self.tier("course", env, workers) if up else 1
+
+    def system(self) -> int:
+        self._docker()
+        if self.lab_image is None:
+            rc = _run([*EOSLAB, "image", "ensure", "--lab"], self.env)
+        else:
+            rc = self.lab_image.wait()
+            sys.stdout.write((self.runs / "lab-image.log").read_text(errors="replace"))
+        if rc:
+            return rc
+        return self.tier("system", self.env, _workers("TEST_WORKERS", 2))
+
+
+def _parse(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    args = list(argv)
+    extra = args[args.index("--") + 1 :] if "--" in args else []
+    tiers = args[: args.index("--")] if "--" in args else args
+    if unknown := [t for t in tiers if t not in TIERS]:
+        raise SystemExit(
+            f"usage: python -m tests.suite [{'] ['.join(TIERS)}] [-- PYTEST_ARGS]; not a tier: {unknown[0]}"
+        )
+    return [t for t in TIERS if t in tiers] or list(TIERS), extra
+
+
+def _learner() -> tuple[int, Path]:
+    """Where the learner's own cluster is: their shell's offset and data folder (before the suite sets its own)."""
+    from eoslab._paths import data_dir
+
+    return suite_ports.learner_offset(os.environ), data_dir()
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # the clean-up below runs on SIGTERM as on Ctrl-C
+
+
+def main(argv: Sequence[str]) -> int:
+    tiers, extra = _parse(argv)
+    offset, data = _learner()
+    base = suite_ports.choose_base(offset)
+    before = learner_guard.snapshot(offset, data)
+    if before is not None:
+        print(f"make test: your {before.backend} cluster at offset {offset} ({data}) runs: the suite leaves it alone.")
+    print(f"make test: the suite's clusters at port offset {base} (brokers from 127.0.0.1:{19091 + base}).", flush=True)
+    signal.signal(signal.SIGTERM, _terminated)
+    suite = Suite(base, Path(tempfile.mkdtemp(prefix="eoslab-runs.")), extra)
+    rc = 0
+    try:
+        for tier in tiers:
+            rc = getattr(suite, tier)()
+            if rc:
+                break
+    finally:
+        if suite.lab_image is not None and suite.lab_image.poll() is None:
+            suite.lab_image.kill()
+        shutil.rmtree(suite.runs, ignore_errors=True)
+        _run(["bash", "tools/system/docker.sh", "stop"], suite.env)
+        print("make test: " + ", ".join(f"{t} {s / 60:.1f} min" for t, s in suite.seconds.items()))
+    if before is not None and (
+        changed := learner_guard.changes(before, learner_guard.snapshot(offset, data), added=False)
+    ):
+        print(f"make test: YOUR CLUSTER CHANGED during the run: {'; '.join(changed)}.", file=sys.stderr)
+        return rc or 1
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
