@@ -20,6 +20,7 @@ LAB_PROFILE = "lab"
 LAB_SERVICE = "lab"
 LAB_PORT = 8888
 LAB_IMAGE_VARIABLE = "EOSLAB_LAB_IMAGE"
+LAB_PORT_VARIABLE = "EOSLAB_LAB_PORT"
 LAB_BASE_VARIABLE = "EOSLAB_LAB_BASE"
 REGISTRY_BASE = "debian:bookworm-20251117-slim"
 """The public base a learner's build starts from, pinned by its dated tag (Debian's images on Docker Hub)."""
@@ -40,9 +41,11 @@ def lab_ports(topo: Topology) -> list[int]:
 
 
 def _published(topo: Topology) -> list[str]:
-    """Host port to container port: JupyterLab listens on 8888 inside whatever the host port is."""
-    inside = [LAB_PORT, *lab_ports(topo)[1:]]
-    return [f'      - "{LOOPBACK}:{host}:{port}"' for host, port in zip(lab_ports(topo), inside, strict=True)]
+    """Host port to container port. JupyterLab listens on 8888 inside; outside on ``$EOSLAB_LAB_PORT`` when set (a
+    learner whose 8888 another Jupyter holds), else 8888 + the offset."""
+    lab = f"${{{LAB_PORT_VARIABLE}:-{jupyterlab_port(topo)}}}"
+    proxy = [f'      - "{LOOPBACK}:{p}:{p}"' for p in lab_ports(topo)[1:]]
+    return [f'      - "{LOOPBACK}:{lab}:{LAB_PORT}"', *proxy]
 
 
 def render_lab_service(topo: Topology, project: str) -> list[str]:

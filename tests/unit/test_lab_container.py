@@ -40,7 +40,8 @@ def test_the_lab_service_runs_the_lab_image_beside_the_nodes_in_its_own_profile(
 
 def test_the_lab_service_publishes_jupyterlab_and_the_proxy_on_loopback_only(services):
     published = services["lab"]["ports"]
-    assert published == [f"127.0.0.1:{p}:{p}" for p in lab_ports(TOPOLOGY)]
+    assert published[0] == "127.0.0.1:${EOSLAB_LAB_PORT:-8888}:8888"  # another Jupyter on 8888: EOSLAB_LAB_PORT=8890
+    assert published[1:] == [f"127.0.0.1:{p}:{p}" for p in lab_ports(TOPOLOGY)[1:]]
     assert 8888 in lab_ports(TOPOLOGY) and TOPOLOGY.proxy_control_port in lab_ports(TOPOLOGY)
     assert {b.proxy_front_port for b in TOPOLOGY.brokers} <= set(lab_ports(TOPOLOGY))
     nodes = {p.split(":")[1] for n in TOPOLOGY.nodes for p in services[n.name]["ports"]}
@@ -222,7 +223,7 @@ def test_a_copy_of_the_course_on_other_ports_runs_its_lab_service_there():
     services = yaml.safe_load(render_compose(topo, lab=True))
     lab = services["services"]["lab"]
     assert services["name"] == "eoslab-4050" and lab["container_name"] == "eoslab-4050-lab"
-    assert lab["ports"][0] == "127.0.0.1:12938:8888"  # JupyterLab listens on 8888 inside, 8888 + 4050 outside
+    assert lab["ports"][0] == "127.0.0.1:${EOSLAB_LAB_PORT:-12938}:8888"  # 8888 inside, 8888 + 4050 outside
     assert lab["ports"][1:] == [f"127.0.0.1:{p}:{p}" for p in lab_ports(topo)[1:]]
     assert lab["environment"]["EOSLAB_PORT_OFFSET"] == "4050"
 
