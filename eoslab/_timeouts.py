@@ -9,6 +9,10 @@ laptop, never a pace: every wait returns as soon as its condition holds.
 
 from __future__ import annotations
 
+import functools
+import json
+import math
+
 REQUEST = 5.0
 """One admin or raw request on loopback: milliseconds when the node is up; 5 s means it is not."""
 
@@ -59,3 +63,30 @@ healthy cluster; 30 s covers a transaction coordinator that is loading its parti
 
 CLIENT_DRAIN = 60.0
 """flush() after a saturation phase, with up to a hundred thousand records queued: twice CLIENT_CALL."""
+
+CELL_GUARD_FACTOR = 4.0
+"""A notebook cell's guard against a hang: this many times its time measured on a quiet 2-core machine
+(docs/course-times.json), never less than the runner's own per-cell limit. Twice for a laptop at half the speed
+(a core taken by something else: docs/reliability.md), twice again for the spread between runs."""
+
+
+@functools.cache
+def _course_times() -> dict[str, dict[str, float]]:
+    """Each measured notebook's cells (id -> seconds), by ``notebooks/NN.ipynb`` / ``solutions/labNN.ipynb``."""
+    from eoslab._paths import project_root
+
+    root = project_root()
+    try:
+        raw = json.loads((root / "docs" / "course-times.json").read_text()) if root else {}
+    except (OSError, ValueError):
+        raw = {}
+    return {name: dict(entry.get("cells", {})) for name, entry in raw.items() if isinstance(entry, dict)}
+
+
+def cell_guard(notebook: str, cell_id: str | None, floor: float) -> float:
+    """Seconds a cell of ``notebook`` (any path: a lab or a learner's copy is measured as its solution) may run:
+    ``floor``, or CELL_GUARD_FACTOR times the cell's measured time when that is longer."""
+    name = notebook.replace("\\", "/").rsplit("/", 1)[-1]
+    key = f"solutions/{name}" if name.startswith("lab") else f"notebooks/{name}"
+    measured = _course_times().get(key, {}).get(cell_id or "", 0.0)
+    return max(floor, math.ceil(CELL_GUARD_FACTOR * measured))

@@ -97,6 +97,34 @@ def next_block(blocks: list[ins.ProducerIdBlock], broker: int, last_id: int) -> 
     return next((b for b in mine if b.first_producer_id >= current.next_producer_id), None)
 
 
+def granted(blocks: list[ins.ProducerIdBlock], broker: int, ids: list[int]) -> bool:
+    """True when the metadata log holds every grant that handing out ``ids`` caused at ``broker``: a block holding
+    each id, and, when the last id is at 90 % of its block or past it, the next block the broker prefetched."""
+    mine = _grants_to(blocks, broker)
+    if not all(any(i in b for b in mine) for i in ids):
+        return False
+    last = max(ids)
+    holding = [b for b in mine if last in b][-1]
+    if last - holding.first_producer_id < PREFETCH_AT:
+        return True
+    return any(b.first_producer_id >= holding.next_producer_id for b in mine)
+
+
+def wait_until_granted(cluster: Cluster, broker: int, grants: list[Grant]) -> None:
+    """Until the metadata log holds the grants that ``grants`` caused (:func:`granted`).
+
+    A block that served an id is in the log before the broker hands the id out (the controller answers
+    AllocateProducerIds once its record is committed); the prefetched next block is asked for at 90 % and may be
+    granted after the last id was: this waits for it instead of sleeping. Raises WaitTimeout after CLIENT_CALL."""
+    ids = [g.producer_id for g in grants]
+    wait_until(
+        lambda: granted(list(ins.producer_id_blocks(cluster)), broker, ids),
+        timeout=CLIENT_CALL,
+        interval=0.5,
+        what=f"the metadata log to hold broker {broker}'s grants for ids {min(ids)}-{max(ids)}",
+    )
+
+
 @dataclass(frozen=True)
 class Position:
     """Where a broker stands in its blocks, learnt by asking it for one producer id."""

@@ -36,6 +36,26 @@ def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: Any) -> Any:
+    """The cell's nbval limit is its guard (:func:`eoslab._timeouts.cell_guard`: the grader's limit, or four times
+    the solution cell's measured time when that is longer)."""
+    cell = getattr(item, "cell", None)
+    option = item.config.option
+    given = getattr(option, "nbval_cell_timeout", None)
+    if cell is None or given is None:
+        yield
+        return
+    from eoslab._timeouts import cell_guard
+
+    option.nbval_cell_timeout = cell_guard(str(item.path), cell.get("id"), float(given))
+    item.user_properties.append(("guard", option.nbval_cell_timeout))
+    try:
+        yield
+    finally:
+        option.nbval_cell_timeout = given
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: Any, call: Any) -> Any:
     outcome = yield
     report = outcome.get_result()
@@ -53,6 +73,7 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
         "outcome": report.outcome,
         "xfail": bool(getattr(report, "wasxfail", "")),
         "timeout": "Timeout of" in text,
+        "guard": dict(item.user_properties).get("guard"),
         "duration": round(report.duration, 2),
         "error_tail": text.strip().splitlines()[-1][:400] if text.strip() else "",
     }

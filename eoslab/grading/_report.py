@@ -167,7 +167,7 @@ def _judge_cell(out: dict[str, Any] | None, ver: dict[str, Any] | None, cell_tim
     if out is None:
         return False, "not run."
     if out["timeout"]:
-        return False, f"the cell did not finish within {cell_timeout} s (timed out)."
+        return False, f"the cell did not finish within {out.get('guard') or cell_timeout:g} s (timed out)."
     if out["xfail"] or out["outcome"] == "skipped":
         return False, "not run: an earlier cell timed out and the kernel was stopped."
     if ver is not None:

@@ -121,6 +121,22 @@ def test_next_block_is_none_before_the_next_grant_and_an_unknown_id_is_a_sentenc
         pid_ranges.next_block(grants, 2, 500)
 
 
+def _blocks(broker: int, *nexts: int) -> list[ins.ProducerIdBlock]:
+    return [ins.ProducerIdBlock(broker, 1, n, i, 0, "log", "") for i, n in enumerate(nexts)]
+
+
+def test_the_grants_300_ids_caused_are_there_once_each_ids_block_and_any_prefetched_one_is():
+    """Notebook 02's 300 producers: it waits on these grants instead of a second of sleep."""
+    ids = list(range(1700, 2000))  # the last id at 99.9 % of block [1000, 2000): the broker prefetched
+    assert not pid_ranges.granted(_blocks(1, 2000), 1, ids)  # the prefetched block is not in the log yet
+    assert pid_ranges.granted(_blocks(1, 2000, 5000), 1, ids)  # [4000, 5000): other brokers took the blocks between
+    assert not pid_ranges.granted(_blocks(2, 2000, 5000), 1, ids)  # broker 2's grants are not broker 1's
+    below = list(range(1500, 1800))  # up to 80 %: no prefetch, the block holding the ids is all it takes
+    assert pid_ranges.granted(_blocks(1, 2000), 1, below)
+    across = list(range(1850, 2150))  # across two blocks: both, and no prefetch at 14.9 % of the second
+    assert not pid_ranges.granted(_blocks(1, 2000), 1, across) and pid_ranges.granted(_blocks(1, 2000, 3000), 1, across)
+
+
 # -- lesson 01 step 4: the restarted broker's producer-state recovery ------------------------------
 
 

@@ -110,3 +110,21 @@ def test_a_wait_timing_out_at_a_fractional_timeout_does_not_warn(monkeypatch, re
     with pytest.raises(WaitTimeout):
         wait_until(lambda: False, timeout=0.4, what="never", interval=0.05)
     assert not [w for w in recwarn if "clamping" in str(w.message)]
+
+
+def test_a_cells_guard_is_four_times_its_measured_time_and_never_below_the_runners_limit():
+    import json
+    from pathlib import Path
+
+    from eoslab._timeouts import CELL_GUARD_FACTOR, cell_guard
+
+    times = json.loads((Path(__file__).resolve().parents[2] / "docs" / "course-times.json").read_text())
+    measured = times["solutions/lab02_pid_ranges.ipynb"]["cells"]
+    slow = max(measured, key=measured.get)
+    assert measured[slow] * CELL_GUARD_FACTOR > 120  # the guard of a cell that takes a minute quietly
+    expected = -(-measured[slow] * CELL_GUARD_FACTOR // 1)
+    assert cell_guard("/home/ana/lab02_pid_ranges.ipynb", slow, 120) == expected  # a learner's copy: its solution's
+    assert cell_guard("labs/lab02_pid_ranges.ipynb", slow, 120) == expected
+    quick = min(measured, key=measured.get)
+    assert cell_guard("labs/lab02_pid_ranges.ipynb", quick, 120) == 120
+    assert cell_guard("notebooks/99_unknown.ipynb", "abc", 120) == 120 and cell_guard("x.ipynb", None, 30) == 30
