@@ -40,3 +40,17 @@ def test_a_program_says_how_to_run_it_and_defaults_to_the_course_cluster(name):
     assert "--bootstrap-servers" in out.stdout
     course = Topology(port_offset=0).bootstrap_servers(proxied=False, host=LOOPBACK)
     assert f'COURSE_CLUSTER = "{course}"' in (EXAMPLES / name).read_text()
+
+
+def test_a_notebook_shows_the_real_lines_of_a_definition():
+    """eoslab.code_of / show_code: what notebooks 03 and 05 show of examples/eos_loop.py is the file's own text."""
+    from eoslab import code_of
+    from eoslab.errors import SetupError
+
+    path = EXAMPLES / "eos_loop.py"
+    source, [(first, last)] = code_of(path, "next_offsets")
+    lines = path.read_text().splitlines()
+    assert source == "\n".join(lines[first - 1 : last]) and source.startswith("def next_offsets(")
+    assert "r.offset() + 1" in source
+    with pytest.raises(SetupError, match="defines no nothing_here"):
+        code_of(path, "nothing_here")
