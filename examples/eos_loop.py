@@ -9,8 +9,9 @@ inputs' offsets commit together or not at all, so a processor killed anywhere an
 transactional.id and group carries on from the committed offsets: a read_committed consumer of the output
 reads each input's output once.
 
-Every call's errors are sorted in one place (`retried`), the way librdkafka's transactional API documents
-them (KafkaError flags), and each call has its own function saying what its errors mean:
+Every call's errors are sorted the way librdkafka's transactional API documents them (KafkaError flags):
+retriable ones in one place (``retried``), the rest where they are handled (``process``, ``run``), and each call
+has its own function saying what its errors mean:
 
 - fatal (``err.fatal()``; ``_FENCED``: a newer instance with the same transactional.id took over): stop;
 - abortable (``err.txn_requires_abort()``): abort the transaction, seek the consumer back to the committed
@@ -102,23 +103,16 @@ def spans(records: Iterable[Any]) -> str:
     return ", ".join(f"{t}[{p}]@{min(o)}..{max(o)}" for (t, p), o in sorted(seen.items()))
 
 
-class AbortBatch(Exception):
-    """The transaction cannot commit (``txn_requires_abort()``): abort it and redo its batch."""
-
-
 def retried(what: str, call: Callable[[], T]) -> T:
-    """``call()`` until it returns; the one place a KafkaException is sorted. Fatal: raised (stop). Abortable:
-    AbortBatch. Retriable: the same call again. Anything else: raised, an error this loop does not know."""
+    """``call()`` until it returns; the one place a KafkaException is sorted. Retriable: the same call again.
+    Fatal, abortable, or an error this loop does not know: raised, for ``process`` (abortable: abort the batch)
+    and ``run`` (the rest: stop)."""
     while True:
         try:
             return call()
         except KafkaException as e:
             err: KafkaError = e.args[0]
-            if err.fatal():
-                raise
-            if err.txn_requires_abort():
-                raise AbortBatch(f"{what}: {err.name()}: {err.str()}") from e
-            if not err.retriable():
+            if err.fatal() or err.txn_requires_abort() or not err.retriable():
                 raise
             print(f"  {what}: {err.name()} (retriable), the same call again", file=sys.stderr)
 
@@ -166,7 +160,7 @@ def rewind(consumer: Consumer) -> None:
 
 def abort(producer: Producer, consumer: Consumer) -> None:
     """Abort the transaction (its outputs are never read by read_committed), then rewind the consumer. An abort
-    that fails fatally stops the loop (raised); an abortable error cannot come from the abort itself."""
+    that fails with anything but a retriable error stops the loop (raised)."""
     retried("abort_transaction", lambda: producer.abort_transaction(TIMEOUT))
     rewind(consumer)
 
@@ -256,10 +250,13 @@ def process(
             produce(producer, output, r, history.delivery(r, txn))
         send_offsets(producer, consumer, offsets)
         commit(producer)
-    except AbortBatch as why:
+    except KafkaException as e:
+        err = e.args[0]
+        if err.fatal() or not err.txn_requires_abort():
+            raise  # fatal (fenced: a newer instance owns the transactional.id) or unknown: run() stops
         abort(producer, consumer)
-        history.aborted(txn, str(why))
-        print(f"txn {txn}: {len(records)} records ({span}) ABORTED, consumer rewound: {why}")
+        history.aborted(txn, f"{err.name()}: {err.str()}")
+        print(f"txn {txn}: {len(records)} records ({span}) ABORTED ({err.name()}), consumer rewound")
         return False
     producer.poll(0)  # the delivery reports the commit's flush left queued
     history.committed(txn, offsets)
