@@ -172,7 +172,7 @@ def _saw(out: cells.Outcome) -> str:
 
 
 def _cell_hint(name: str, message: str) -> str:
-    if "transactional.id" in message or "_NOT_CONFIGURED" in message:
+    if "requires transactional.id" in message or "_NOT_CONFIGURED" in message:
         return HINT_TRANSACTIONAL_ID
     if cells.OFFSETLESS in message:
         return HINT_NO_OFFSETS

@@ -47,7 +47,7 @@ def retried(call):
                 raise
 """
 
-REWIND = """
+REWIND_FN = """
 def rewind(consumer):
     assigned = consumer.assignment()
     if assigned:
@@ -111,7 +111,7 @@ def answer(
     extra: str = "",
 ) -> str:
     """The solution's pieces, one or more of them replaced by a wrong one."""
-    pieces = [consumer, producer, next_offsets, retried, REWIND, process_ or process(), run_ or run(), extra]
+    pieces = [consumer, producer, next_offsets, retried, REWIND_FN, process_ or process(), run_ or run(), extra]
     return "\n".join(p.strip("\n") + "\n" for p in pieces if p)
 
 
