@@ -75,9 +75,9 @@ image: $(STAMP)  ## build the local Kafka image eoslab/kafka (no registry; root:
 	$(BIN)/eoslab image build
 
 lint: $(STAMP)  ## ruff format --check + ruff + mypy (tests/unit/test_lint.py runs the same in `make test`)
-	$(BIN)/ruff format --check eoslab tests conftest.py tools
-	$(BIN)/ruff check eoslab tests conftest.py tools
-	$(BIN)/mypy eoslab tests conftest.py tools
+	$(BIN)/ruff format --check eoslab examples tests conftest.py tools
+	$(BIN)/ruff check eoslab examples tests conftest.py tools
+	$(BIN)/mypy eoslab examples tests conftest.py tools
 
 strip: $(STAMP)  ## strip outputs from every notebook before committing
 	$(BIN)/nbstripout --keep-id notebooks/*.ipynb labs/*.ipynb solutions/*.ipynb instructor/*.ipynb 2>/dev/null || true  # --keep-id: issues and grading name cells by id

@@ -10,7 +10,7 @@ The package's face: the names a notebook needs first. Everything else lives in
 its part (``eoslab.inspect``, ``eoslab.faults`` ...); docs/architecture.md maps them.
 """
 
-from eoslab._display import show_mermaid
+from eoslab._display import code_of, show_code, show_mermaid
 from eoslab._heal import heal
 from eoslab._version import __version__
 from eoslab.cluster import Cluster, NodeStatus, PartitionState, QuorumState, connect
@@ -52,7 +52,9 @@ __all__ = [
     "UnknownNodeError",
     "WaitTimeout",
     "__version__",
+    "code_of",
     "connect",
     "heal",
+    "show_code",
     "show_mermaid",
 ]

@@ -1,8 +1,13 @@
-"""Showing things in a notebook: Mermaid diagrams, live in JupyterLab and as a static SVG elsewhere."""
+"""Showing things in a notebook: Mermaid diagrams (live in JupyterLab, a static SVG elsewhere), and the real lines
+of a file the course ships (``examples/``), so a notebook shows the code a learner takes home, not a copy."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 from eoslab._mermaid_svg import mermaid_svg
+from eoslab.errors import SetupError
 
 
 def mermaid_bundle(diagram: str) -> dict[str, str]:
@@ -26,3 +31,55 @@ def show_mermaid(diagram: str) -> None:
     from IPython.display import display
 
     display(mermaid_bundle(diagram), raw=True)
+
+
+def _spans(tree: ast.Module, names: tuple[str, ...], path: Path) -> list[tuple[int, int]]:
+    """(first, last) line of each top-level definition or assignment named, in the order asked."""
+    found: dict[str, tuple[int, int]] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            found[node.name] = (first, node.end_lineno or node.lineno)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    found[t.id] = (node.lineno, node.end_lineno or node.lineno)
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise SetupError(f"{path} defines no {', '.join(missing)} at its top level: name one of {sorted(found)}.")
+    return [found[n] for n in names]
+
+
+def code_of(path: str | Path, *names: str) -> tuple[str, list[tuple[int, int]]]:
+    """The source of the top-level definitions ``names`` (functions, classes, assignments) of the Python file
+    ``path``, each as written (decorators, comments and docstring included), separated by a blank line; and their
+    (first, last) line numbers. With no names: the whole file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        raise SetupError(f"There is no file {path}: run the notebook from the course's notebooks/ folder.") from None
+    lines = text.splitlines()
+    if not names:
+        return text.rstrip("\n"), [(1, len(lines))]
+    spans = _spans(ast.parse(text, filename=str(path)), names, path)
+    return "\n\n".join("\n".join(lines[a - 1 : b]) for a, b in spans), spans
+
+
+def show_code(path: str | Path, *names: str) -> None:
+    """Display the real lines of a file the course ships (``examples/eos_loop.py``), highlighted: the named
+    top-level definitions (see :func:`code_of`), or the whole file. Headed by the file's name and line numbers,
+    so a learner finds them in the file."""
+    from IPython.display import display
+
+    source, spans = code_of(path, *names)
+    where = ", ".join(f"{a}–{b}" for a, b in spans)
+    name = Path(path).as_posix().removeprefix("../")
+    display(
+        {
+            "text/markdown": f"`{name}`, lines {where}:\n\n```python\n{source}\n```",
+            "text/plain": f"# {name}, lines {where}\n{source}",
+        },
+        raw=True,
+    )

@@ -15,6 +15,7 @@ transactional.id, takes its partitions over.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import shutil
@@ -26,12 +27,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eoslab._librdkafka import KIT
 from eoslab._wait import wait_until
 from eoslab.clients import producer
 from eoslab.cluster import Cluster
 from eoslab.demos.pipeline import FENCED_EVENT, PipelineProcess, origin_of
 from eoslab.errors import GradingError
-from eoslab.history import Aborted, Assigned, Committed, Polled, Verdict, check, read_both, read_final, read_history
+from eoslab.history import (
+    Aborted,
+    Assigned,
+    Committed,
+    HistoryWriter,
+    Polled,
+    Verdict,
+    check,
+    read_both,
+    read_final,
+    read_history,
+)
 
 ASSIGNMENT = [[1, 2, 3], [2, 3, 1]]
 """Input and output: two partitions led by brokers 1 and 2, so two group members get one each."""
@@ -74,6 +87,8 @@ class Outcome:
     offsets_behind: list[str] = field(default_factory=list)
     """Commits whose offset for a partition is not past the last input polled from it in that batch
     (a committed offset is the NEXT one to read: the last record's offset + 1)."""
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The settings the learner's loop gave its clients (``consumer``, ``producer``), as the processes saved them."""
 
     @property
     def clean(self) -> bool:
@@ -211,6 +226,10 @@ class Cell:
         self.folder = folder / f"{name}-{self.run}"
         self.inputs = 0
         self.procs: list[PipelineProcess] = []
+        self.ends: dict[int, int] = {}
+        """Per input partition, the offset after its last data record (a marker may follow it): where done is."""
+        self.writers: list[Path] = []
+        """Histories of the cell's own transactional input writers (:meth:`seed_aborted`), judged with the rest."""
 
     def topics(self, output_config: dict[str, str] | None = None) -> None:
         self.cluster.admin.create_topic(self.input, replica_assignment=ASSIGNMENT)
@@ -220,12 +239,52 @@ class Cell:
         """``n`` more random inputs over both partitions; those numbered in ``poison`` are too big for
         :data:`SMALL_MESSAGE_BYTES`."""
         p = producer(self.cluster)
+
+        def delivered(err: Any, msg: Any) -> None:
+            if err is None:
+                self.ends[msg.partition()] = max(self.ends.get(msg.partition(), 0), msg.offset() + 1)
+
         for i in range(self.inputs, self.inputs + n):
             value = f"v{i}-{random.randint(0, 10**6)}" + ("-" + "x" * POISON_BYTES if i in poison else "")
-            p.produce(self.input, value=value.encode(), key=str(i).encode(), partition=i % len(ASSIGNMENT))
+            p.produce(
+                self.input, value=value.encode(), key=str(i).encode(), partition=i % len(ASSIGNMENT),
+                on_delivery=delivered,
+            )  # fmt: skip
         if p.flush(30) != 0:
             raise CellFailed(f"the inputs of {self.input} were not all acknowledged in 30 s: is the cluster healthy?")
         self.inputs += n
+
+    def seed_aborted(self, n: int) -> None:
+        """``n`` inputs in one transaction that the cell aborts, recorded in a history of their own: a processor
+        that reads them (``isolation.level=read_uncommitted``) polls what its writer aborted, an aborted read."""
+        from confluent_kafka import Producer
+
+        tid = f"lab05-{self.name}-writer-{self.run}"
+        path = self.folder / f"input-writer-{self.run}.jsonl"
+        p = Producer({"bootstrap.servers": self.cluster.bootstrap_servers(), "transactional.id": tid, "logger": KIT})
+        with HistoryWriter(path, process=f"input-writer-{self.run}") as h:
+            p.init_transactions(30)
+            p.begin_transaction()
+            for i in range(n):
+                p.produce(
+                    self.input, value=f"aborted-{i}-{random.randint(0, 10**6)}".encode(), key=str(i).encode(),
+                    partition=i % len(ASSIGNMENT), on_delivery=lambda err, msg: h.delivered(err, msg, source=None,
+                    txn=1, transactional_id=tid),
+                )  # fmt: skip
+            if p.flush(30) != 0:
+                raise CellFailed(f"the aborted inputs of {self.input} were not acknowledged in 30 s: is it healthy?")
+            p.abort_transaction(30)
+            h.aborted(1, "the lab's input writer aborts it: read_committed never returns these inputs", tid)
+        self.writers.append(path)
+
+    def settings(self) -> dict[str, dict[str, Any]]:
+        """What the loop's clients were made with (the last incarnation that saved them)."""
+        out: dict[str, dict[str, Any]] = {}
+        for h in self.histories():
+            path = h.with_suffix(".settings.json")
+            if path.exists():
+                out.update(json.loads(path.read_text()))
+        return out
 
     def process(self, label: str, **kw: Any) -> PipelineProcess:
         p = PipelineProcess(
@@ -263,7 +322,7 @@ class Cell:
                 raise CellFailed(behind[0])
             if bare := offsetless_commits(watch.history()):
                 raise CellFailed(bare)
-            return watch.lag() == 0
+            return watch.lag(self.ends) == 0
 
         try:
             wait_until(done, timeout=timeout, what=f"cell {self.name}: every input committed", fatal=(CellFailed,))
@@ -271,7 +330,7 @@ class Cell:
             raise
         except Exception as e:  # the wait's own timeout, said in the learner's terms
             raise CellFailed(
-                f"the group had not committed every input after {timeout:.0f} s ({watch.lag()} left): your "
+                f"the group had not committed every input after {timeout:.0f} s ({watch.lag(self.ends)} left): your "
                 f"processor stopped making progress (its last words: {tail(watch)})"
             ) from e
 
@@ -280,7 +339,7 @@ class Cell:
             p.resume().stop()
         hist = self.histories()
         verdict = check(
-            hist,
+            [*hist, *self.writers],
             read_both(self.cluster, self.output),
             inputs=read_final(self.cluster, self.input, "read_committed"),
             origin=origin_of,  # an output whose delivery report died with its process: its value names its input
@@ -294,6 +353,7 @@ class Cell:
             fenced_then_committed(hist),
             self.group_aborts(),
             offsets_behind(hist),
+            self.settings(),
         )
 
     def close(self) -> None:

@@ -72,15 +72,18 @@ def quiet(cluster: Cluster, loop: str, folder: Path) -> Outcome:
 
 def crash(cluster: Cluster, loop: str, folder: Path) -> Outcome:
     """kill -9 right after a commit_transaction returned, again in the middle of a later transaction
-    (its outputs acknowledged, not committed); a restart each time."""
+    (its outputs acknowledged, not committed; a consumer that commits on its own timer has done so); a restart
+    each time. Among the inputs, a transaction the cell's own writer aborted: read only with read_uncommitted."""
     with cell(cluster, "crash", loop, folder) as c:
         c.topics()
         inputs, first, second = crash_draws(random.Random())
-        c.seed(inputs)
+        c.seed(inputs // 2)
+        c.seed_aborted(random.randint(2, 6))
+        c.seed(inputs - inputs // 2)
         p = c.process("p")
         for spec, call in (
             (f"after-commit:{first}", "commit_transaction returned"),
-            (f"after-produce:{second}", "pipe.send returned"),
+            (f"after-produce:{second}", "its outputs were produced"),
         ):
             p.start(die_at=spec)
             try:

@@ -1,8 +1,10 @@
 """Checks of lab 05 (an exactly-once pipeline): the learner's processor loop, run as the pipeline's own OS
 process under real faults, judged by the history checker.
 
-The learner writes ``run(pipe)`` (:class:`eoslab.demos.pipeline.Pipe` says what ``pipe`` offers); each
-check writes its source to a file the processor imports (:func:`eoslab.demos.pipeline.write_loop`),
+The learner writes the program of ``examples/eos_loop.py`` — the consumer's and the producer's settings, the
+offsets to commit (``next_offsets``), the transaction and its error handling — ending in ``run(pipe)``
+(:class:`eoslab.demos.pipeline.Pipe` says what ``pipe`` offers: names, clients made from the learner's settings,
+the transform); each check writes it to a file the processor imports (:func:`eoslab.demos.pipeline.write_loop`),
 then runs fault cells (:mod:`eoslab.grading._lab05`, and the fault matrix's ``drop_endtxn_response``)
 with fresh topics and random input counts, crash points and pause points, and asks the checker over the
 processes' histories and a final read of the output: no lost write, no duplicate, no aborted read,
@@ -30,6 +32,20 @@ HINT_RUN = (
     "run(pipe) must loop until pipe.stopping turns true: poll, then one transaction per batch; a return ends the "
     "processor."
 )
+HINT_TRANSACTIONAL_ID = (
+    "the producer has no transactional.id, so it cannot use transactions (init_transactions refuses): "
+    'producer_settings must give "transactional.id": transactional_id, the same id across restarts.'
+)
+HINT_AUTO_COMMIT = (
+    "enable.auto.commit is on (librdkafka's default): the consumer commits what it polled every 5 s, outside the "
+    "transaction, so a crash before commit_transaction() leaves the group past inputs whose outputs were aborted: "
+    'they are never processed. consumer_settings must say "enable.auto.commit": False.'
+)
+HINT_ISOLATION = (
+    "isolation.level=read_uncommitted: the processor read inputs of a transaction its writer aborted, and wrote "
+    'outputs for them. consumer_settings must say "isolation.level": "read_committed" (librdkafka\'s default, not '
+    "the Java client's: set it)."
+)
 HINT_OFFSETS = (
     "offsets committed with consumer.commit() are outside the transaction: a crash between commit_transaction() "
     "and consumer.commit() redoes a batch whose outputs are committed. Give the offsets to "
@@ -37,19 +53,19 @@ HINT_OFFSETS = (
 )
 HINT_NO_OFFSETS = (
     "commit_transaction() committed the outputs but not the inputs' offsets: a restart or a new owner of the "
-    "partition reads those inputs again. Give the offsets pipe.send returned to "
+    "partition reads those inputs again. Give next_offsets(records) to "
     "producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata()) before commit_transaction()."
 )
 HINT_NEXT = (
-    "the offset committed for a partition is the NEXT one to read, the last record's offset + 1 (pipe.send returns "
-    "them): an offset one short makes every restart and rebalance redo the batch's last record."
+    "the offset committed for a partition is the NEXT one to read, the last record's offset + 1 (next_offsets must "
+    "return that): an offset one short makes every restart and rebalance redo the batch's last record."
 )
 HINT_ABORT = (
-    "an abortable error (err.txn_requires_abort()) means: producer.abort_transaction(), then pipe.rewind() to the "
+    "an abortable error (err.txn_requires_abort()) means: producer.abort_transaction(), then rewind(consumer) to the "
     "committed offsets, then go on with the next poll; the batch is redone in a new transaction."
 )
 HINT_REWIND = (
-    "after abort_transaction() the consumer's position is still past the aborted batch: pipe.rewind() seeks back "
+    "after abort_transaction() the consumer's position is still past the aborted batch: rewind(consumer) seeks back "
     "to the committed offsets, or the next commit carries offsets past inputs whose outputs were aborted."
 )
 HINT_RETRY = (
@@ -111,8 +127,20 @@ TASKS: dict[str, tuple[tuple[str, Scenario], ...]] = {
 """Each task's cells, cheapest and most telling first: a wrong answer stops at its first failing cell."""
 
 
+def _settings_hint(settings: dict[str, dict[str, Any]]) -> str | None:
+    """The hint for a consumer setting that makes exactly-once fail, from the settings the loop used."""
+    consumer = settings.get("consumer", {})
+    if str(consumer.get("isolation.level", "read_committed")).lower() == "read_uncommitted":
+        return HINT_ISOLATION
+    if str(consumer.get("enable.auto.commit", True)).lower() in ("true", "1"):
+        return HINT_AUTO_COMMIT
+    return None
+
+
 def _hint(out: cells.Outcome) -> str:
     found = out.verdict.found
+    if (by_settings := _settings_hint(out.settings)) is not None:
+        return by_settings
     if out.fenced_then_committed:
         return HINT_FENCED
     if out.plain_commits:
@@ -144,6 +172,8 @@ def _saw(out: cells.Outcome) -> str:
 
 
 def _cell_hint(name: str, message: str) -> str:
+    if "requires transactional.id" in message or "_NOT_CONFIGURED" in message:
+        return HINT_TRANSACTIONAL_ID
     if cells.OFFSETLESS in message:
         return HINT_NO_OFFSETS
     if "were skipped" in message:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from eoslab.grading import grade_notebook
-from eoslab.grading.lab05 import HINT_ABORT, HINT_NO_OFFSETS
+from eoslab.grading.lab05 import HINT_TRANSACTIONAL_ID
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive]
@@ -31,9 +31,9 @@ def test_untouched_lab_fails_at_every_graded_cell_and_nowhere_else(healed, tmp_p
     report = grade_notebook(nb)
     assert [(t.task, t.passed) for t in report.tasks] == [(f"t{i}", False) for i in range(1, 4)], report.table()
     assert report.other_errors == []  # the TODO cell never raises
-    # The answer cell starts from notebook 03's loop, which runs: each task fails on the first TODO it needs --
-    # task 1 and task 3 (its successor never catches up) on the offsets, task 2 on the abortable error.
-    want = {"t1": HINT_NO_OFFSETS, "t2": HINT_ABORT, "t3": HINT_NO_OFFSETS}
+    # The answer cell is examples/eos_loop.py's shape with TODOs; it runs, and every task fails on the first TODO
+    # a processor meets: a producer without a transactional.id, refused by init_transactions.
+    want = {"t1": HINT_TRANSACTIONAL_ID, "t2": HINT_TRANSACTIONAL_ID, "t3": HINT_TRANSACTIONAL_ID}
     for t in report.tasks:
         assert t.message and "Traceback" not in t.message
         assert want[t.task] in t.message, t.message

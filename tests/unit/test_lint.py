@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-TREE = ["eoslab", "tests", "conftest.py", "tools"]
+TREE = ["eoslab", "examples", "tests", "conftest.py", "tools"]
 
 pytestmark = pytest.mark.lint
 

@@ -4,6 +4,7 @@ tests/integration/test_lab05.py; the abortable path: tests/integration/test_pipe
 
 from __future__ import annotations
 
+import json
 import linecache
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,7 +17,7 @@ from eoslab.demos.pipeline import LOOP_HEADER, PipelineError, load_loop, write_l
 from eoslab.demos.pipeline._child import Processor, parse_args
 from eoslab.demos.pipeline._loop import Pipe
 from eoslab.demos.pipeline._parts import abort_reason
-from eoslab.history import Aborted, HistoryWriter, read_history
+from eoslab.history import Aborted, HistoryWriter, Position, Sent, read_history
 
 NOTEBOOK_HELPER = 42
 
@@ -160,18 +161,17 @@ class _TimingOutProducer(_Producer):
 
 
 class _Processor:
-    """The pieces of ``_child.Processor`` a Pipe uses; every send's delivery times out."""
+    """The pieces of ``_child.Processor`` a Pipe uses."""
 
     def __init__(self, history: Path) -> None:
-        self.args = SimpleNamespace(transactional_id="tid")
-        self.consumer = SimpleNamespace(consumer_group_metadata=lambda: None)
-        self.producer = _Producer()
+        self.args = SimpleNamespace(
+            transactional_id="tid", bootstrap="127.0.0.1:1", input="in", output="out", group="g",
+            history=str(history), transaction_timeout_ms=20000, message_timeout_ms=None, client_id="c",
+        )  # fmt: skip
+        self.process, self.kit_conf = "p-1", {"client.id": "c"}
         self.h = HistoryWriter(history, process="p-1")
-        self.stopping, self.batch, self.failed, self.delivery_error = False, 0, 0, ""
-
-    def produce_batch(self, msgs: list[Any], txn: int | None) -> list[TopicPartition]:
-        self.failed, self.delivery_error = len(msgs), "_MSG_TIMED_OUT: Local: Message timed out"
-        return [TopicPartition("in", 0, 1)]
+        self.stopping, self.batch = False, 0
+        self.die_at = self.stall_at = self.pause_at = None
 
     def die_if(self, point: str) -> None:
         return None
@@ -179,15 +179,45 @@ class _Processor:
 
 def test_a_learners_abort_records_the_failed_delivery_not_the_state_error_it_surfaced_as(tmp_path: Path) -> None:
     proc = _Processor(tmp_path / "h.jsonl")
-    pipe = Pipe(cast(Any, proc), make_producer=lambda: cast(Any, _Producer()))
-    pipe.producer.begin_transaction()
-    offsets = pipe.send(["a record"])  # type: ignore[list-item]
+    pipe = Pipe(cast(Any, proc))
+    producer = pipe.producer({"bootstrap.servers": "127.0.0.1:1", "transactional.id": "tid"})
+    timing_out = _TimingOutProducer()
+    producer._producer = cast(Any, timing_out)  # every delivery times out; its send_offsets fails with _STATE
+    producer.begin_transaction()
+    producer.produce("out", pipe.output_value(_Message()), None)
+    timing_out.flush(1)
     with pytest.raises(KafkaException):
-        pipe.producer.send_offsets_to_transaction(offsets, None)
-    pipe.producer.abort_transaction()
+        producer.send_offsets_to_transaction([TopicPartition("in", 0, 1)], None)
+    producer.abort_transaction()
     proc.h.close()
-    (aborted,) = [e for e in read_history(tmp_path / "h.jsonl").events if isinstance(e, Aborted)]
+    events = read_history(tmp_path / "h.jsonl").events
+    (aborted,) = [e for e in events if isinstance(e, Aborted)]
     assert aborted.reason.startswith("_MSG_TIMED_OUT: Local: Message timed out (raised as _STATE:"), aborted
+    (sent,) = [e for e in events if isinstance(e, Sent)]
+    assert sent.source == Position("in", 0, 0) and sent.txn == 1 and sent.error == "_MSG_TIMED_OUT"
+    saved = json.loads((tmp_path / "h.settings.json").read_text())
+    assert saved == {"producer": {"bootstrap.servers": "127.0.0.1:1", "transactional.id": "tid"}}
+
+
+def test_a_loop_is_written_with_the_notebooks_functions_it_calls(tmp_path: Path) -> None:
+    ns = _cell(
+        "def settings(group):\n"
+        "    return {'group.id': group, 'enable.auto.commit': False}\n"
+        "def offsets(records):\n"
+        "    return [TopicPartition('in', 0, max(records) + 1)]\n"
+        "def step(pipe):\n"
+        "    return settings(pipe), offsets([1, 4])\n"
+        "def unused():\n"
+        "    return 0\n"
+        "def run(pipe):\n"
+        "    return step(pipe)\n",
+        "<cell-helpers>",
+    )
+    spec = write_loop(ns["run"], tmp_path)
+    text = open(spec.rsplit(":", 1)[0]).read()
+    assert "def unused" not in text and text.index("def step") < text.index("def run")
+    conf, [tp] = load_loop(spec)("g")
+    assert conf == {"group.id": "g", "enable.auto.commit": False} and tp.offset == 5
 
 
 def test_an_abort_without_a_failed_delivery_records_the_raised_error() -> None:

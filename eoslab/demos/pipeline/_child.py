@@ -97,6 +97,11 @@ class Processor:
         self.failed = 0  # delivery reports with an error, in the current batch
         self.delivery_error = ""  # the first of them, "NAME: text": what makes a transaction abortable
         self.batch = 0
+        debug = os.environ.get(DEBUG_ENV)  # librdkafka's own log, on stderr (e.g. "eos,cgrp,broker")
+        self.kit_conf: dict[str, Any] = {"client.id": args.client_id, **({"debug": debug} if debug else {})}
+        self.loop = load_loop(args.loop) if args.loop else None
+        if self.loop is not None:
+            return  # the learner's loop makes its clients from its own settings (Pipe.consumer, Pipe.producer)
         self.consumer_conf: dict[str, Any] = {
             "bootstrap.servers": args.bootstrap,
             "client.id": args.client_id,  # what the fault proxy's rules match
@@ -107,7 +112,6 @@ class Processor:
             "session.timeout.ms": SESSION_TIMEOUT_MS,
             "heartbeat.interval.ms": 1000,
         }
-        debug = os.environ.get(DEBUG_ENV)  # librdkafka's own log, on stderr (e.g. "eos,cgrp,broker")
         self.consumer = Consumer({**self.consumer_conf, **({"debug": debug} if debug else {})})
         self.producer_config: dict[str, Any] = {
             "bootstrap.servers": args.bootstrap,
@@ -127,7 +131,6 @@ class Processor:
         if debug:
             self.producer_config["debug"] = debug
         self.producer = Producer(self.producer_config)
-        self.loop = load_loop(args.loop) if args.loop else None
 
     # -- the pieces both modes share ------------------------------------------------------------
     def die_if(self, point: str) -> None:
@@ -214,9 +217,9 @@ class Processor:
 
     # -- the loops --------------------------------------------------------------------------------
     def run(self) -> int:
-        self.consumer.subscribe([self.args.input], on_assign=self.on_assign)
         if self.loop is not None:
             return self.run_loop(self.loop)
+        self.consumer.subscribe([self.args.input], on_assign=self.on_assign)
         if self.args.mode == "eos":
             self.call(lambda: self.producer.init_transactions(CLIENT_CALL))
         try:
@@ -240,7 +243,7 @@ class Processor:
     def run_loop(self, loop: Callable[[Pipe], Any]) -> int:
         """The learner's loop instead of :meth:`eos_batch`: it returns (exit 0), or raises (3 if the
         producer is fenced or fatal, 4 otherwise, the error on stderr)."""
-        pipe = Pipe(self, lambda: Producer(self.producer_config))
+        pipe = Pipe(self)
         try:
             loop(pipe)
         except KafkaException as e:
@@ -255,7 +258,7 @@ class Processor:
             return EXIT_UNKNOWN
         finally:
             self.h.close()
-        self.consumer.close()
+        pipe.close()
         return 0
 
     def eos_batch(self, msgs: list[Message]) -> None:

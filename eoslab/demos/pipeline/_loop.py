@@ -1,72 +1,64 @@
 """A learner's processor loop, run as module 05's pipeline process (``PipelineProcess(..., loop=...)``).
 
-The learner writes ONE function, ``def run(pipe): ...``: the transaction and its error handling. The
-child process (:mod:`eoslab.demos.pipeline.child`) builds the clients and a :class:`Pipe`, then calls
-it. What the checker needs is recorded by the pipe, not by the learner's code, so a loop cannot write
-a history that did not happen:
+The learner writes the program of ``examples/eos_loop.py``: the clients' settings, the offsets to commit, the
+transaction and its error handling, ending in ONE function, ``def run(pipe): ...``. The child process
+(:mod:`eoslab.demos.pipeline.child`) calls it with a :class:`Pipe`, which says where to read and write and makes
+the clients from the learner's own settings. What the checker needs is recorded by the clients the pipe makes,
+not by the learner's code, so a loop cannot write a history that did not happen:
 
-- ``pipe.send(records)`` makes and sends one output per input, waits for every delivery report and
-  records the polls and the sends (who, which transaction, where it landed);
-- ``pipe.producer`` is the transactional producer; its transactional calls are recorded as they
-  return (``commit_transaction`` -> a commit of the offsets given to ``send_offsets_to_transaction``
-  in that transaction, ``abort_transaction`` -> an abort, with the error that caused it);
-- ``pipe.consumer`` is the consumer; a plain ``commit()`` is recorded as an offset commit outside
-  any transaction.
+- ``pipe.consumer(settings)`` is a confluent-kafka ``Consumer`` of those settings; every record its ``consume`` or
+  ``poll`` returns is recorded, and so is every assignment (``subscribe``) and plain ``commit()``;
+- ``pipe.producer(settings)`` is a ``Producer`` of those settings; every delivery report of its ``produce`` is
+  recorded (where the output landed, which transaction, which input it was made from), and its transactional
+  calls as they return (``commit_transaction`` -> a commit of the offsets given to
+  ``send_offsets_to_transaction`` in that transaction, ``abort_transaction`` -> an abort, with the error that
+  caused it).
+
+The kit adds to the learner's settings only what its faults need: ``client.id`` (what the fault proxy's rules
+match), the consumer's ``session.timeout.ms``/``heartbeat.interval.ms`` (a killed processor's partitions move in
+seconds), and the producer's ``transaction.timeout.ms``/``message.timeout.ms`` when a cell sets them. The settings
+the learner gave are written beside the history (``<history>.settings.json``), so a grader's hint can name them.
 
 A fenced or fatal error raised by any producer call is also written to the process's stderr as one
 ``pipe-event fenced <time> <error>`` line (:data:`FENCED_EVENT`), so a grader can tell what a
 process did after it was fenced.
-
-``load_loop("path/to/file.py:run")`` or ``load_loop("package.module:run")`` imports the function;
-:func:`write_loop` writes a function defined in a notebook cell to such a file (its source, after
-:data:`LOOP_HEADER`'s imports).
 """
 
 from __future__ import annotations
 
-import builtins
-import dis
-import importlib
-import importlib.util
-import inspect
+import json
 import sys
-import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import CodeType
 from typing import Any, Protocol
 
-from confluent_kafka import KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
-from eoslab.demos.pipeline._parts import FENCED, PipelineError, abort_reason
-from eoslab.history import HistoryWriter
+from eoslab._timeouts import CLIENT_CALL
+from eoslab.demos.pipeline._loopfile import LOOP_HEADER, load_loop, write_loop
+from eoslab.demos.pipeline._parts import FENCED, abort_reason, origin_of, output_value
+from eoslab.history import HistoryWriter, Position
+
+__all__ = ["CALL_TIMEOUT", "FENCED_EVENT", "LOOP_HEADER", "Pipe", "load_loop", "write_loop"]
 
 
 class Processor(Protocol):
     """What a :class:`Pipe` needs of the process running it (``_child.Processor``)."""
 
     args: Any
-    consumer: Any
-    producer: Producer
+    process: str
+    kit_conf: dict[str, Any]
+    """What the kit adds to both clients' settings: ``client.id`` (what proxy rules match), ``debug`` if asked."""
     h: HistoryWriter
     stopping: bool
     batch: int
-    delivery_error: str
+    die_at: tuple[str, int] | None
+    stall_at: tuple[str, int] | None
+    pause_at: tuple[str, int] | None
 
-    def poll_batch(self) -> list[Message]: ...
-    def produce_batch(self, msgs: list[Message], txn: int | None) -> list[TopicPartition]: ...
     def die_if(self, point: str) -> None: ...
-    def rewind(self) -> None: ...
 
-
-LOOP_HEADER = (
-    "import time\n\nfrom confluent_kafka import KafkaError, KafkaException, TopicPartition\n",
-    ("time", "KafkaError", "KafkaException", "TopicPartition"),
-)
-"""What a loop written from a notebook can use besides builtins and its own imports: the header of the
-file :func:`write_loop` writes, and the names it binds. The loop runs in ANOTHER process, so names
-defined elsewhere in the notebook do not exist there."""
 
 CALL_TIMEOUT = 5.0
 """``send_offsets_to_transaction`` and ``commit_transaction`` give up after this many seconds (a
@@ -78,18 +70,108 @@ response never came after socket.timeout.ms, derived from transaction.timeout.ms
 FENCED_EVENT = "pipe-event fenced"
 """The start of the stderr line a pipe writes when a producer call raised a fenced or fatal error."""
 
+SESSION = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 1000}
+"""The consumer settings the kit sets: a SIGKILLed processor never leaves its group, and its successor is given
+the partitions once this session expires (the broker's minimum, group.min.session.timeout.ms)."""
+AUTO_COMMIT_MARGIN = 3.0
+"""Seconds past ``auto.commit.interval.ms`` that a fault waits for the consumer's own auto commit to cover the
+open batch's records (a commit every interval, on librdkafka's thread): room for a busy machine."""
+
+
+def _truthy(value: Any) -> bool:
+    return str(value).lower() in ("true", "1")
+
 
 def _kafka_error(exc: BaseException) -> Any:
     return exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
 
 
+class RecordingConsumer:
+    """The learner's ``Consumer``: what its polls return, its assignments and its plain commits are recorded.
+
+    Every other attribute (``seek``, ``committed``, ``assignment``, ``consumer_group_metadata``, ``close``) is the
+    consumer's own."""
+
+    def __init__(self, pipe: Pipe, settings: dict[str, Any]) -> None:
+        self._pipe, self.settings = pipe, settings
+        self._consumer = Consumer({**settings, **pipe._kit_settings(), **SESSION})
+        self.polled: dict[tuple[str, int], int] = {}
+        """The last offset each partition's polls returned since the last transaction ended (the open one's)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._consumer, name)
+
+    @property
+    def auto_commit(self) -> bool:
+        """The consumer commits on its own timer (librdkafka's default when ``enable.auto.commit`` is not set)."""
+        return _truthy(self.settings.get("enable.auto.commit", True))
+
+    def subscribe(self, topics: list[str], on_assign: Callable[..., Any] | None = None, **kwargs: Any) -> None:
+        def assigned(consumer: Any, partitions: list[TopicPartition]) -> None:
+            committed = consumer.committed(partitions, timeout=CLIENT_CALL) if partitions else []
+            self._pipe._proc.h.assigned(partitions, committed)
+            if on_assign is not None:
+                on_assign(consumer, partitions)
+
+        self._consumer.subscribe(topics, on_assign=assigned, **kwargs)
+
+    def _record(self, msg: Any) -> None:
+        if msg is not None and msg.error() is None:
+            self._pipe._proc.h.polled(msg)
+            self.polled[(msg.topic(), msg.partition())] = msg.offset()
+
+    def consume(self, *args: Any, **kwargs: Any) -> list[Any]:
+        msgs: list[Any] = self._consumer.consume(*args, **kwargs)
+        for m in msgs:
+            self._record(m)
+        return msgs
+
+    def poll(self, *args: Any, **kwargs: Any) -> Any:
+        msg = self._consumer.poll(*args, **kwargs)
+        self._record(msg)
+        return msg
+
+    def commit(self, *args: Any, **kwargs: Any) -> Any:
+        out = self._consumer.commit(*args, **kwargs)
+        offsets = kwargs.get("offsets") or (args[1] if len(args) > 1 else None)
+        message = kwargs.get("message") or (args[0] if args else None)
+        if offsets is None and message is not None:
+            offsets = [TopicPartition(message.topic(), message.partition(), message.offset() + 1)]
+        if offsets is None:  # the consumer's positions: what it committed
+            offsets = self._consumer.position(self._consumer.assignment())
+        self._pipe._proc.h.committed(None, [tp for tp in offsets if tp.offset >= 0])
+        return out
+
+    def wait_auto_commit(self) -> None:
+        """Until the group's committed offsets cover what this transaction polled (the consumer's auto commit
+        fired), at most one auto-commit interval and a margin: a fault that cuts the transaction then finds
+        those offsets committed outside it, as it would whenever the interval ends inside a transaction."""
+        want = [TopicPartition(t, p, o + 1) for (t, p), o in self.polled.items()]
+        interval = float(self.settings.get("auto.commit.interval.ms", 5000)) / 1000
+        deadline = time.monotonic() + interval + AUTO_COMMIT_MARGIN
+        while want and time.monotonic() < deadline:
+            got = {(tp.topic, tp.partition): tp.offset for tp in self._consumer.committed(want, timeout=CLIENT_CALL)}
+            if all(got.get((tp.topic, tp.partition), -1) >= tp.offset for tp in want):
+                return
+            time.sleep(0.2)
+
+
 class TxnProducer:
-    """The processor's transactional producer (confluent-kafka's ``Producer``), its calls recorded.
+    """The learner's ``Producer``: its delivery reports and transactional calls are recorded.
 
     Every other attribute (``poll``, ``flush``, ``len()``) is the producer's own."""
 
-    def __init__(self, pipe: Pipe, producer: Producer) -> None:
-        self._pipe, self._producer = pipe, producer
+    def __init__(self, pipe: Pipe, settings: dict[str, Any]) -> None:
+        self._pipe, self.settings = pipe, settings
+        self._producer = Producer({**settings, **pipe._kit_settings(), **pipe._producer_timeouts()})
+        self.transactional_id: str | None = settings.get("transactional.id")
+        self.txn = 0
+        """Transactions begun so far by this producer's process (the current one's number)."""
+        self._in_txn = False
+        self._ended = False  # the current transaction reached send_offsets or commit: its outputs are all sent
+        self._txn_offsets: dict[tuple[str, int], int] = {}
+        self._last_error = ""
+        self._cause = ""  # the transaction's first failed delivery: what made it abortable
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._producer, name)
@@ -101,202 +183,151 @@ class TxnProducer:
         try:
             return fn()
         except KafkaException as e:
-            self._pipe._failed(_kafka_error(e))
+            err = _kafka_error(e)
+            if err is not None:
+                self._last_error = f"{err.name()}: {err.str()}"
+                if err.fatal() or err.name() in FENCED:
+                    print(f"{FENCED_EVENT} {time.time():.3f} {self._last_error}", file=sys.stderr, flush=True)
             raise
 
+    def produce(
+        self, topic: str, value: Any = None, key: Any = None, partition: int = -1,
+        on_delivery: Callable[[Any, Any], None] | None = None, **kwargs: Any,
+    ) -> None:  # fmt: skip
+        theirs = on_delivery or kwargs.pop("callback", None)
+        raw = value.encode() if isinstance(value, str) else value
+        source: Position | None = origin_of(None if raw is None else raw.decode("utf-8", "replace"))
+        txn = self.txn if self._in_txn else None
+        ids = {"transactional_id": self.transactional_id} if txn is not None else {}
+
+        def report(err: Any, msg: Any) -> None:
+            if err is not None and not self._cause:
+                self._cause = f"{err.name()}: {err.str()}"
+            self._pipe._proc.h.delivered(err, msg, source=source, txn=txn, **ids)
+            if theirs is not None:
+                theirs(err, msg)
+
+        self._call(lambda: self._producer.produce(topic, value, key, partition, on_delivery=report, **kwargs))
+
     def init_transactions(self, timeout: float | None = None) -> None:
-        args = () if timeout is None else (timeout,)
-        self._call(lambda: self._producer.init_transactions(*args))
+        self._call(lambda: self._producer.init_transactions(*(() if timeout is None else (timeout,))))
 
     def begin_transaction(self) -> None:
         self._call(self._producer.begin_transaction)
-        self._pipe._begun()
+        self._pipe._proc.batch += 1  # the hooks count transactions (``after-produce:2``: the second one)
+        self.txn += 1
+        self._in_txn, self._ended = True, False
+        self._txn_offsets, self._last_error, self._cause = {}, "", ""
+
+    def _outputs_sent(self) -> None:
+        """The first of send_offsets/commit in a transaction: its outputs are all produced ("after-produce")."""
+        if self._in_txn and not self._ended:
+            self._ended = True
+            self._pipe._hook("after-produce")
 
     def send_offsets_to_transaction(
         self, positions: list[TopicPartition], group_metadata: Any, timeout: float | None = None
     ) -> None:
+        self._outputs_sent()
         t = CALL_TIMEOUT if timeout is None or timeout < 0 else min(timeout, CALL_TIMEOUT)
         self._call(lambda: self._producer.send_offsets_to_transaction(positions, group_metadata, t))
-        self._pipe._offsets_sent(positions)
+        self._txn_offsets.update({(tp.topic, tp.partition): tp.offset for tp in positions})
+        self._pipe._hook("after-offsets")
 
     def commit_transaction(self, timeout: float | None = None) -> None:
+        self._outputs_sent()
         t = CALL_TIMEOUT if timeout is None or timeout < 0 else min(timeout, CALL_TIMEOUT)
         self._call(lambda: self._producer.commit_transaction(t))
-        self._pipe._committed()
+        if self._in_txn:
+            offsets = [TopicPartition(t, p, o) for (t, p), o in sorted(self._txn_offsets.items())]
+            self._pipe._proc.h.committed(self.txn, offsets, transactional_id=self.transactional_id)
+        self._in_txn = False
+        self._pipe._txn_ended()
+        self._pipe._hook("after-commit")
 
     def abort_transaction(self, timeout: float | None = None) -> None:
-        args = () if timeout is None else (timeout,)
-        self._call(lambda: self._producer.abort_transaction(*args))
-        self._pipe._aborted()
-
-
-class RecordingConsumer:
-    """The processor's consumer (confluent-kafka's ``Consumer``); a plain ``commit()`` is recorded."""
-
-    def __init__(self, pipe: Pipe, consumer: Any) -> None:
-        self._pipe, self._consumer = pipe, consumer
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._consumer, name)
-
-    def commit(self, *args: Any, **kwargs: Any) -> Any:
-        out = self._consumer.commit(*args, **kwargs)
-        offsets = kwargs.get("offsets") or (args[1] if len(args) > 1 else None)
-        message = kwargs.get("message") or (args[0] if args else None)
-        if offsets is None and message is not None:
-            offsets = [TopicPartition(message.topic(), message.partition(), message.offset() + 1)]
-        if offsets is None:  # the consumer's positions: what it committed
-            offsets = self._consumer.position(self._consumer.assignment())
-        self._pipe._plain_commit(offsets)
-        return out
+        self._call(lambda: self._producer.abort_transaction(*(() if timeout is None else (timeout,))))
+        if self._in_txn:
+            reason = abort_reason(self._last_error or "aborted by the processor", self._cause)
+            self._pipe._proc.h.aborted(self.txn, reason, transactional_id=self.transactional_id)
+        self._in_txn = False
+        self._pipe._txn_ended()
 
 
 class Pipe:
-    """What a learner's loop gets: the clients, the batch helpers, and whether to stop.
+    """What a learner's loop gets: where to read and write, clients made from the learner's settings, the transform.
 
-    ``poll()`` -> up to 20 input records (``[]`` when none came within half a second);
-    ``send(records)`` -> the offsets to commit for them (a ``TopicPartition`` per input partition, at
-    the next offset to read) once every output is acknowledged, or failed: a failed delivery makes
-    the transaction's next call raise an abortable error; ``rewind()`` seeks every assigned partition
-    back to its committed offset; ``new_producer()`` replaces ``producer`` with a fresh one of the same
-    ``transactional.id`` (not yet initialised); ``stopping`` turns true on SIGTERM."""
+    ``bootstrap_servers``, ``input``, ``output``, ``group``, ``transactional_id``: the names to use;
+    ``consumer(settings)`` / ``producer(settings)``: a confluent-kafka Consumer / Producer of those settings
+    (recorded for the checker); ``output_value(record)``: the output to produce for an input record (its value
+    upper-cased, naming the input it was made from); ``stopping`` turns true on SIGTERM."""
 
-    def __init__(self, processor: Processor, make_producer: Callable[[], Producer]) -> None:
+    def __init__(self, processor: Processor) -> None:
         self._proc = processor
-        self._make_producer = make_producer
-        self.consumer = RecordingConsumer(self, processor.consumer)
-        self.producer = TxnProducer(self, processor.producer)
-        self.transactional_id: str = processor.args.transactional_id
-        self.txn = 0
-        """Transactions begun so far by this process (the current one's number)."""
-        self._in_txn = False
-        self._txn_offsets: dict[tuple[str, int], int] = {}
-        self._last_error = ""
-        self._cause = ""  # the transaction's first failed delivery: what made it abortable
+        args = processor.args
+        self.bootstrap_servers: str = args.bootstrap
+        self.input: str = args.input
+        self.output: str = args.output
+        self.group: str = args.group
+        self.transactional_id: str = args.transactional_id
+        self._consumer: RecordingConsumer | None = None
+        self._producers: list[TxnProducer] = []
+        self._seq = 0
 
     @property
     def stopping(self) -> bool:
         return self._proc.stopping
 
-    def poll(self) -> list[Message]:
-        return self._proc.poll_batch()
+    def consumer(self, settings: dict[str, Any]) -> RecordingConsumer:
+        self._consumer = RecordingConsumer(self, dict(settings))
+        self._save_settings("consumer", settings)
+        return self._consumer
 
-    def send(self, records: list[Message]) -> list[TopicPartition]:
-        if not records:
-            return []
-        self._proc.batch += 1  # the hooks count batches sent (``after-produce:2``: the second send)
-        offsets = self._proc.produce_batch(list(records), self.txn if self._in_txn else None)
-        self._cause = self._cause or self._proc.delivery_error
-        self._proc.die_if("after-produce")
-        return offsets
+    def producer(self, settings: dict[str, Any]) -> TxnProducer:
+        self._producers.append(TxnProducer(self, dict(settings)))
+        self._save_settings("producer", settings)
+        return self._producers[-1]
 
-    def rewind(self) -> None:
-        self._proc.rewind()
+    def output_value(self, record: Any) -> str:
+        """The output of ``record``: its value upper-cased, after the input it was made from and who sent it."""
+        self._seq += 1
+        src = Position(str(record.topic()), int(record.partition()), int(record.offset()))
+        raw = record.value()
+        return output_value(src, self._proc.process, self._seq, None if raw is None else raw.decode())
 
-    def new_producer(self) -> TxnProducer:
-        self.producer = TxnProducer(self, self._make_producer())
-        self._proc.producer = self.producer._producer
-        self._in_txn = False
-        return self.producer
+    def close(self) -> None:
+        if self._consumer is not None:
+            self._consumer._consumer.close()
 
-    # -- what the wrappers record -----------------------------------------------------------
-    def _failed(self, err: Any) -> None:
-        if err is None:
-            return
-        self._last_error = f"{err.name()}: {err.str()}"
-        if err.fatal() or err.name() in FENCED:
-            print(f"{FENCED_EVENT} {time.time():.3f} {self._last_error}", file=sys.stderr, flush=True)
+    # -- the kit's part -----------------------------------------------------------------------
+    def _kit_settings(self) -> dict[str, Any]:
+        return dict(self._proc.kit_conf)
 
-    def _begun(self) -> None:
-        self.txn += 1
-        self._in_txn = True
-        self._txn_offsets = {}
-        self._last_error = self._cause = ""
+    def _producer_timeouts(self) -> dict[str, Any]:
+        args, out = self._proc.args, {}
+        out["transaction.timeout.ms"] = args.transaction_timeout_ms
+        if args.message_timeout_ms is not None:
+            out["message.timeout.ms"] = args.message_timeout_ms
+        return out
 
-    def _offsets_sent(self, positions: list[TopicPartition]) -> None:
-        self._txn_offsets.update({(tp.topic, tp.partition): tp.offset for tp in positions})
-        self._proc.die_if("after-offsets")
+    def _save_settings(self, client: str, settings: dict[str, Any]) -> None:
+        path = Path(self._proc.args.history).with_suffix(".settings.json")
+        saved = json.loads(path.read_text()) if path.exists() else {}
+        saved[client] = {k: v if isinstance(v, (str, int, float, bool)) else str(v) for k, v in settings.items()}
+        path.write_text(json.dumps(saved, indent=1))
 
-    def _offsets(self, table: dict[tuple[str, int], int]) -> list[TopicPartition]:
-        return [TopicPartition(t, p, o) for (t, p), o in sorted(table.items())]
+    def _txn_ended(self) -> None:
+        if self._consumer is not None:
+            self._consumer.polled = {}
 
-    def _committed(self) -> None:
-        if self._in_txn:
-            self._proc.h.committed(self.txn, self._offsets(self._txn_offsets), transactional_id=self.transactional_id)
-        self._in_txn = False
-        self._proc.die_if("after-commit")
-
-    def _aborted(self) -> None:
-        if self._in_txn:
-            reason = abort_reason(self._last_error or "aborted by the processor", self._cause)
-            self._proc.h.aborted(self.txn, reason, transactional_id=self.transactional_id)
-        self._in_txn = False
-
-    def _plain_commit(self, offsets: list[TopicPartition]) -> None:
-        self._proc.h.committed(None, [tp for tp in offsets if tp.offset >= 0])
-
-
-# -- getting the learner's function into the child -------------------------------------------------
-
-
-def load_loop(spec: str) -> Callable[[Pipe], Any]:
-    """The function ``spec`` names: ``"path/to/file.py:function"`` or ``"package.module:function"``."""
-    where, sep, name = spec.rpartition(":")
-    if not sep or not where or not name.isidentifier():
-        raise PipelineError(f"loop={spec!r}: give 'path/to/file.py:function' or 'package.module:function'.")
-    try:
-        if where.endswith(".py"):
-            path = Path(where)
-            if not path.is_file():
-                raise PipelineError(f"loop={spec!r}: there is no file {path}; write it first (write_loop does).")
-            module_spec = importlib.util.spec_from_file_location(f"eoslab_loop_{path.stem}", path)
-            if module_spec is None or module_spec.loader is None:
-                raise PipelineError(f"loop={spec!r}: {path} cannot be imported as Python.")
-            module = importlib.util.module_from_spec(module_spec)
-            module_spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(where)
-    except SyntaxError as e:
-        raise PipelineError(
-            f"loop={spec!r}: line {e.lineno}: {e.msg}: fix the function and run its cell again."
-        ) from None
-    fn = getattr(module, name, None)
-    if not callable(fn):
-        raise PipelineError(f"loop={spec!r}: {where} has no function {name!r}.")
-    return fn  # type: ignore[no-any-return]
-
-
-def _globals_loaded(code: CodeType) -> set[str]:
-    """The global names a function's code (and the functions nested in it) reads: what another
-    process must also have. Attributes (``pipe.producer``) and the function's own locals are not."""
-    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
-    for const in code.co_consts:
-        if isinstance(const, CodeType):
-            names |= _globals_loaded(const)
-    return {str(n) for n in names}
-
-
-def write_loop(fn: Callable[..., Any], folder: str | Path) -> str:
-    """Write ``fn``'s source (a function defined in a notebook cell or a file) to ``folder`` after
-    :data:`LOOP_HEADER`; the ``loop=`` spec naming it. Fails, saying which, when the function uses a
-    global name the other process will not have (a notebook variable, a helper from another cell)."""
-    if not inspect.isfunction(fn):
-        raise PipelineError(f"{fn!r} is not a function: pass the function itself, e.g. loop=run (no parentheses).")
-    try:
-        source = textwrap.dedent(inspect.getsource(fn))
-    except (OSError, TypeError):
-        raise PipelineError(
-            f"The source of {fn.__name__} cannot be found: define it with 'def' in a cell and run that cell."
-        ) from None
-    header, bound = LOOP_HEADER
-    unknown = sorted(n for n in _globals_loaded(fn.__code__) - set(bound) - {fn.__name__} if not hasattr(builtins, n))
-    if unknown:
-        raise PipelineError(
-            f"{fn.__name__} uses {', '.join(unknown)} from the notebook, but it runs in another process: "
-            f"define or import them inside the function (available there: {', '.join(bound)})."
-        )
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"loop_{fn.__name__}.py"
-    path.write_text(f'"""{fn.__name__}, written by eoslab from where it was defined."""\n\n{header}\n\n{source}')
-    return f"{path}:{fn.__name__}"
+    def _hook(self, point: str) -> None:
+        """The test hooks at ``point`` of the current transaction. Before a fault that cuts a transaction
+        after its outputs (a kill, a pause, a stall there): flush them (acknowledged, as the point says) and, when
+        the consumer commits on its own timer, let that commit happen first."""
+        proc, here = self._proc, (point, self._proc.batch)
+        if point == "after-produce" and here in (proc.die_at, proc.stall_at, proc.pause_at):
+            for p in self._producers:
+                p._producer.flush(CLIENT_CALL)
+            if self._consumer is not None and self._consumer.auto_commit:
+                self._consumer.wait_auto_commit()
+        proc.die_if(point)

@@ -273,9 +273,11 @@ class PipelineProcess:
         return path.read_text("utf-8", "replace") if self.proc is not None and path.exists() else ""
 
     # -- progress -------------------------------------------------------------------------------
-    def lag(self) -> int:
+    def lag(self, ends: dict[int, int] | None = None) -> int:
         """Input records not yet committed by the group: the end of each input partition minus its
-        committed offset (read_committed: the end is the last stable offset)."""
+        committed offset (read_committed: the end is the last stable offset). ``ends`` (partition -> the offset
+        after its last data record) instead of the partition's end, for an input whose log may end in a
+        transaction marker: a consumer commits past the last record it is given, never past a marker."""
         c = Consumer(
             {
                 "bootstrap.servers": self.cluster.bootstrap_servers(),
@@ -289,10 +291,11 @@ class PipelineProcess:
             meta = c.list_topics(self.input, timeout=PROBE)
             tps = [TopicPartition(self.input, p) for p in sorted(meta.topics[self.input].partitions)]
             committed = {tp.partition: max(tp.offset, 0) for tp in c.committed(tps, timeout=CLIENT_CALL)}
-            ends = {tp.partition: c.get_watermark_offsets(tp, timeout=PROBE, cached=False)[1] for tp in tps}
+            if ends is None:
+                ends = {tp.partition: c.get_watermark_offsets(tp, timeout=PROBE, cached=False)[1] for tp in tps}
         finally:
             c.close()
-        return sum(max(ends[p] - committed[p], 0) for p in ends)
+        return sum(max(end - committed.get(p, 0), 0) for p, end in ends.items())
 
     def wait_caught_up(self, timeout: float = CATCH_UP) -> PipelineProcess:
         """Until the group has committed every input record; an error at once if the processor exits."""

@@ -1,190 +1,313 @@
 """Plausible wrong answers to lab 05 (see tests/integration/test_wrong_answers.py):
-(task, what is wrong, the body a learner would type in ``run(pipe)``, regex the failure must match).
+(task, what is wrong, the code a learner would type in the answer cell, regex the failure must match).
 
-The five the issue names — offsets committed outside the transaction; abort, rewind and reprocess after a
-commit timeout; no rewind after an abort; on _FENCED a new producer with the same transactional.id that
-carries on; group metadata fetched once — and more: abortable errors treated as fatal, abortable errors
-retried like retriable ones, metadata fetched once after the first poll (a real generation, stale after
-the next rebalance), a loop that returns, the last record's offset committed instead of the next one's.
-Each body starts after ``producer, consumer = pipe.producer, pipe.consumer``.
+The answer cell is examples/eos_loop.py's shape: ``consumer_settings``, ``producer_settings``, ``next_offsets``,
+``retried``, ``rewind``, ``process`` and ``run(pipe)``. Each row is the solution with one piece wrong (:func:`answer`
+puts the pieces together). The learner's own choices of settings and offsets: auto commit left on, input read with
+read_uncommitted, no transactional.id, the last record's offset committed instead of the next one's, no offsets
+sent at all. The loop's: offsets committed outside the transaction; abort, rewind and reprocess after a commit
+timeout; no rewind after an abort; on _FENCED a new producer with the same transactional.id that carries on; group
+metadata fetched once (at the start, or after the first poll); abortable errors treated as fatal, or retried like
+retriable ones; a loop that returns after one batch; and answers that call the kit's own loop or classifier.
 """
 
+CONSUMER = """
+def consumer_settings(bootstrap_servers, group):
+    return {
+        "bootstrap.servers": bootstrap_servers,
+        "group.id": group,
+        "enable.auto.commit": False,
+        "isolation.level": "read_committed",
+        "auto.offset.reset": "earliest",
+    }
+"""
 
-def _retried(give_up: str = "not e.args[0].retriable()", before: str = "", meanwhile: str = "") -> str:
-    """A learner's retry helper (raises when ``give_up``, else calls again), then init_transactions with it."""
-    return f"""
-{before}def retried(call):
+PRODUCER = """
+def producer_settings(bootstrap_servers, transactional_id):
+    return {"bootstrap.servers": bootstrap_servers, "transactional.id": transactional_id}
+"""
+
+NEXT_OFFSETS = """
+def next_offsets(records):
+    nxt = {}
+    for r in records:
+        key = (r.topic(), r.partition())
+        nxt[key] = max(nxt.get(key, 0), r.offset() + 1)
+    return [TopicPartition(t, p, o) for (t, p), o in sorted(nxt.items())]
+"""
+
+RETRIED = """
+def retried(call):
     while True:
         try:
             return call()
         except KafkaException as e:
-            if {give_up}:
+            err = e.args[0]
+            if err.fatal() or err.txn_requires_abort() or not err.retriable():
                 raise
-{meanwhile}
-retried(producer.init_transactions)
 """
 
-
-_RETRIED = _retried()
-
-OFFSETS_OUTSIDE = """
-producer.init_transactions()
-while not pipe.stopping:
-    records = pipe.poll()
-    if not records:
-        continue
-    producer.begin_transaction()
-    offsets = pipe.send(records)
-    producer.commit_transaction()
-    consumer.commit(offsets=offsets, asynchronous=False)  # after the outputs are committed: outside the txn
+REWIND_FN = """
+def rewind(consumer):
+    assigned = consumer.assignment()
+    if assigned:
+        for tp in consumer.committed(assigned, 10):
+            consumer.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING))
 """
 
-OFFSETS_OF_THE_LAST_RECORD = """
-producer.init_transactions()
-while not pipe.stopping:
-    records = pipe.poll()
-    if not records:
-        continue
-    producer.begin_transaction()
-    pipe.send(records)
-    last = {(r.topic(), r.partition()): r.offset() for r in records}  # the offset of the last record read
-    offsets = [TopicPartition(t, p, o) for (t, p), o in last.items()]
-    producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata())
-    producer.commit_transaction()
-"""
-
-ONE_BATCH = """
-producer.init_transactions()
-records = []
-while not records:
-    records = pipe.poll()
-producer.begin_transaction()
-offsets = pipe.send(records)
-producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata())
-producer.commit_transaction()
-"""
-
-_LOOP = (
-    _RETRIED
-    + """
-{before}while not pipe.stopping:
-    records = pipe.poll()
-    if not records:
-        continue
+_PROCESS = """
+def process(consumer, producer, records, pipe):
     try:
-        producer.begin_transaction()
-        offsets = pipe.send(records)
-        {first}retried(lambda: producer.send_offsets_to_transaction(offsets, {metadata}))
+        retried(producer.begin_transaction)
+        for r in records:
+            producer.produce(pipe.output, pipe.output_value(r), r.key())
+        {offsets}
         {commit}
     except KafkaException as e:
         err = e.args[0]
 {handler}
 """
-)
 
+_OFFSETS = "retried(lambda: producer.send_offsets_to_transaction(next_offsets(records), {metadata}))"
 _HANDLER = """        if err.fatal() or not err.txn_requires_abort():
             raise
         retried(producer.abort_transaction)
-        pipe.rewind()"""
+        rewind(consumer)"""
+
+_RUN = """
+def run(pipe):
+    consumer = pipe.consumer(consumer_settings(pipe.bootstrap_servers, pipe.group))
+    producer = pipe.producer(producer_settings(pipe.bootstrap_servers, pipe.transactional_id))
+    consumer.subscribe([pipe.input])
+    retried(producer.init_transactions)
+{before}    while not pipe.stopping:
+        records = [m for m in consumer.consume(20, 0.5) if m.error() is None]
+        if records:
+{first}            {call}
+"""
 
 
-def _loop(
+def process(
     *,
-    handler: str = _HANDLER,
+    offsets: str = _OFFSETS.format(metadata="consumer.consumer_group_metadata()"),
     commit: str = "retried(producer.commit_transaction)",
-    metadata: str = "consumer.consumer_group_metadata()",
-    before: str = "",
-    first: str = "",
+    handler: str = _HANDLER,
 ) -> str:
-    return _LOOP.format(handler=handler, commit=commit, metadata=metadata, before=before, first=first)
+    return _PROCESS.format(offsets=offsets, commit=commit, handler=handler)
 
 
-NO_REWIND = _loop(
-    handler="""        if err.fatal() or not err.txn_requires_abort():
-            raise
-        retried(producer.abort_transaction)  # ... and on with the next poll, from where the consumer is"""
-)
+def run(*, before: str = "", first: str = "", call: str = "process(consumer, producer, records, pipe)") -> str:
+    return _RUN.format(before=before, first=first, call=call)
 
-ABORT_AFTER_COMMIT_TIMEOUT = _loop(
-    commit="producer.commit_transaction()",
-    handler="""        if err.fatal():
-            raise
-        producer.abort_transaction()  # a commit that timed out: abort, rewind, redo the batch
-        pipe.rewind()""",
-)
 
-ABORTABLE_AS_RETRIABLE = (
-    _retried(
-        "e.args[0].fatal()",
-        before="import time\n\n",
-        meanwhile="            time.sleep(0.2)  # not fatal, so it will pass: the same call again\n",
-    )
-    + """while not pipe.stopping:
-    records = pipe.poll()
-    if not records:
-        continue
-    retried(producer.begin_transaction)
-    offsets = pipe.send(records)
-    retried(lambda: producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata()))
-    retried(producer.commit_transaction)
+def answer(
+    *,
+    consumer: str = CONSUMER,
+    producer: str = PRODUCER,
+    next_offsets: str = NEXT_OFFSETS,
+    retried: str = RETRIED,
+    process_: str | None = None,
+    run_: str | None = None,
+    extra: str = "",
+) -> str:
+    """The solution's pieces, one or more of them replaced by a wrong one."""
+    pieces = [consumer, producer, next_offsets, retried, REWIND_FN, process_ or process(), run_ or run(), extra]
+    return "\n".join(p.strip("\n") + "\n" for p in pieces if p)
+
+
+# -- the learner's settings and offsets (task 1) ----------------------------------------------------------------
+
+AUTO_COMMIT_LEFT_ON = answer(
+    consumer="""
+def consumer_settings(bootstrap_servers, group):
+    return {  # enable.auto.commit not set: librdkafka's default, true
+        "bootstrap.servers": bootstrap_servers,
+        "group.id": group,
+        "isolation.level": "read_committed",
+        "auto.offset.reset": "earliest",
+    }
 """
 )
 
-ABORTABLE_AS_FATAL = _loop(handler="""        raise  # any error: stop, let a restart sort it out""")
+READ_UNCOMMITTED_INPUT = answer(
+    consumer="""
+def consumer_settings(bootstrap_servers, group):
+    return {
+        "bootstrap.servers": bootstrap_servers,
+        "group.id": group,
+        "enable.auto.commit": False,
+        "isolation.level": "read_uncommitted",  # as the Java client does by default
+        "auto.offset.reset": "earliest",
+    }
+"""
+)
 
-NEW_PRODUCER_ON_FENCED = _loop(
-    handler="""        if err.code() == KafkaError._FENCED or err.fatal():
-            producer = pipe.new_producer()  # same transactional.id: start over and carry on
-            retried(producer.init_transactions)
-            pipe.rewind()
-            continue
-        if not err.txn_requires_abort():
+NO_TRANSACTIONAL_ID = answer(
+    producer="""
+def producer_settings(bootstrap_servers, transactional_id):
+    return {"bootstrap.servers": bootstrap_servers, "enable.idempotence": True, "acks": "all"}
+"""
+)
+
+OFFSETS_OF_THE_LAST_RECORD = answer(
+    next_offsets="""
+def next_offsets(records):
+    last = {(r.topic(), r.partition()): r.offset() for r in records}  # the offset of the last record read
+    return [TopicPartition(t, p, o) for (t, p), o in last.items()]
+"""
+)
+
+NO_OFFSETS_SENT = answer(process_=process(offsets="pass  # the outputs are enough"))
+
+OFFSETS_OUTSIDE = answer(
+    process_=process(
+        offsets="pass",
+        commit="retried(producer.commit_transaction)\n"
+        "        consumer.commit(offsets=next_offsets(records), asynchronous=False)  # after: outside the txn",
+    )
+)
+
+ONE_BATCH = answer(
+    run_="""
+def run(pipe):
+    consumer = pipe.consumer(consumer_settings(pipe.bootstrap_servers, pipe.group))
+    producer = pipe.producer(producer_settings(pipe.bootstrap_servers, pipe.transactional_id))
+    consumer.subscribe([pipe.input])
+    retried(producer.init_transactions)
+    records = []
+    while not records:
+        records = [m for m in consumer.consume(20, 0.5) if m.error() is None]
+    process(consumer, producer, records, pipe)
+"""
+)
+
+# -- the loop's error handling (tasks 2 and 3) ------------------------------------------------------------------
+
+NO_REWIND = answer(
+    process_=process(
+        handler="""        if err.fatal() or not err.txn_requires_abort():
             raise
+        retried(producer.abort_transaction)  # ... and on with the next poll, from where the consumer is"""
+    )
+)
+
+ABORT_AFTER_COMMIT_TIMEOUT = answer(
+    process_=process(
+        commit="producer.commit_transaction()",
+        handler="""        if err.fatal():
+            raise
+        producer.abort_transaction()  # a commit that timed out: abort, rewind, redo the batch
+        rewind(consumer)""",
+    )
+)
+
+ABORTABLE_AS_RETRIABLE = answer(
+    retried="""
+import time
+
+
+def retried(call):
+    while True:
+        try:
+            return call()
+        except KafkaException as e:
+            if e.args[0].fatal():
+                raise
+            time.sleep(0.2)  # not fatal, so it will pass: the same call again
+"""
+)
+
+ABORTABLE_AS_FATAL = answer(process_=process(handler="""        raise  # any error: stop, let a restart sort it out"""))
+
+NEW_PRODUCER_ON_FENCED = answer(
+    process_=process(
+        handler="""        if err.code() == KafkaError._FENCED or err.fatal():
+            raise  # run() makes a new producer
         retried(producer.abort_transaction)
-        pipe.rewind()"""
+        rewind(consumer)"""
+    ),
+    run_="""
+def run(pipe):
+    consumer = pipe.consumer(consumer_settings(pipe.bootstrap_servers, pipe.group))
+    producer = pipe.producer(producer_settings(pipe.bootstrap_servers, pipe.transactional_id))
+    consumer.subscribe([pipe.input])
+    retried(producer.init_transactions)
+    while not pipe.stopping:
+        records = [m for m in consumer.consume(20, 0.5) if m.error() is None]
+        if records:
+            try:
+                process(consumer, producer, records, pipe)
+            except KafkaException:  # fenced: same transactional.id, start over and carry on
+                producer = pipe.producer(producer_settings(pipe.bootstrap_servers, pipe.transactional_id))
+                retried(producer.init_transactions)
+                rewind(consumer)
+""",
 )
 
-METADATA_ONCE_AT_START = _loop(before="metadata = consumer.consumer_group_metadata()\n", metadata="metadata")
+_STALE = _OFFSETS.format(metadata="metadata")
 
-METADATA_ONCE_AFTER_FIRST_POLL = _loop(
-    before="metadata = None\n",
-    first="metadata = metadata or consumer.consumer_group_metadata()\n        ",
-    metadata="metadata",
-)
+METADATA_ONCE_AT_START = answer(
+    process_=process(offsets=_STALE).replace("def process(consumer, producer, records, pipe):",
+                                             "def process(consumer, producer, records, pipe, metadata):"),
+    run_=run(before="    metadata = consumer.consumer_group_metadata()\n",
+             call="process(consumer, producer, records, pipe, metadata)"),
+)  # fmt: skip
+
+METADATA_ONCE_AFTER_FIRST_POLL = answer(
+    process_=process(offsets=_STALE).replace("def process(consumer, producer, records, pipe):",
+                                             "def process(consumer, producer, records, pipe, metadata):"),
+    run_=run(before="    metadata = None\n",
+             first="            metadata = metadata or consumer.consumer_group_metadata()\n",
+             call="process(consumer, producer, records, pipe, metadata)"),
+)  # fmt: skip
 
 OFFSETS = r"consumer\.commit\(\) are outside the transaction"
+NO_OFFSETS = r"committed the outputs but not the inputs' offsets"
 RUN = r"must loop until pipe\.stopping"
-REWIND = r"pipe\.rewind\(\) seeks back"
+REWIND = r"rewind\(consumer\) seeks back"
 ABORT = r"abortable error .* means: producer\.abort_transaction\(\)"
 RETRY = r"call the SAME function again"
 FENCED = r"_FENCED \(fatal\) means a newer producer"
 NEXT = r"the NEXT one to read"
 METADATA = r"consumer_group_metadata\(\) right before EVERY"
+AUTO_COMMIT = r"enable\.auto\.commit is on"
+ISOLATION = r"isolation\.level=read_uncommitted"
+TRANSACTIONAL_ID = r"the producer has no transactional\.id"
 
 KIT = r"compute this yourself: do not (call|use) {}"
 """A kit function that computes the answer, refused from the answer cell's source before any work."""
 
-KIT_CLASSIFIER = _loop(
-    before="from eoslab.demos.pipeline import Action, classify\n\n",
-    handler="""        if classify(err) is not Action.ABORT:
+KIT_CLASSIFIER = answer(
+    process_=process(
+        handler="""        if classify(err) is not Action.ABORT:
             raise
         retried(producer.abort_transaction)
-        pipe.rewind()""",
+        rewind(consumer)"""
+    ),
+    extra="from eoslab.demos.pipeline import Action, classify\n",
 )
 
-THE_KITS_OWN_BATCH = """
-producer.init_transactions()
-while not pipe.stopping:
-    records = pipe.poll()
-    if records:
-        pipe._proc.batch += 1
-        pipe._proc.eos_batch(records)
+THE_KITS_OWN_BATCH = answer(
+    run_="""
+def run(pipe):
+    consumer = pipe.consumer(consumer_settings(pipe.bootstrap_servers, pipe.group))
+    consumer.subscribe([pipe.input])
+    while not pipe.stopping:
+        records = [m for m in consumer.consume(20, 0.5) if m.error() is None]
+        if records:
+            pipe._proc.batch += 1
+            pipe._proc.eos_batch(records)
 """
+)
 
 ROWS = [
+    ("t1", "enable.auto.commit left on", AUTO_COMMIT_LEFT_ON, AUTO_COMMIT),
+    ("t1", "the input read with read_uncommitted", READ_UNCOMMITTED_INPUT, ISOLATION),
+    ("t1", "a producer without a transactional.id", NO_TRANSACTIONAL_ID, TRANSACTIONAL_ID),
+    ("t1", "the offset of the last record committed not the next", OFFSETS_OF_THE_LAST_RECORD, NEXT),
+    ("t1", "no offsets sent in the transaction", NO_OFFSETS_SENT, NO_OFFSETS),
     ("t1", "offsets committed by the consumer after the transaction", OFFSETS_OUTSIDE, OFFSETS),
     ("t1", "one batch then return", ONE_BATCH, RUN),
-    ("t1", "the offset of the last record committed not the next", OFFSETS_OF_THE_LAST_RECORD, NEXT),
     ("t2", "no rewind after an abort", NO_REWIND, REWIND),
     ("t2", "abortable errors treated as fatal", ABORTABLE_AS_FATAL, ABORT),
     ("t2", "abortable errors retried like retriable ones", ABORTABLE_AS_RETRIABLE, ABORT),
