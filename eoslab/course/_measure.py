@@ -165,6 +165,8 @@ def _run(
     from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
 
+    from eoslab._timeouts import cell_guard
+
     nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     km = AsyncKernelManager(kernel_name=_THIS_PYTHON, kernel_spec_manager=_this_python_specs())
     client = NotebookClient(nb, km=km, timeout=cell_timeout, record_timing=True)
@@ -180,9 +182,10 @@ def _run(
             where = f"{name}: cell {cell_id(cell, index)} (#{index + 1})"
             if left <= 0:
                 return f"{where} was not run: the notebook's limit of {notebook_limit:g} s was spent."
-            client.timeout = max(1, math.ceil(min(cell_timeout, left)))
+            guard = cell_guard(name, cell.get("id"), cell_timeout)  # a cell measured at minutes gets more
+            client.timeout = max(1, math.ceil(min(guard, left)))
             wall = time.monotonic()
-            if (error := _execute(client, cell, index, where, limited=client.timeout < cell_timeout)) is not None:
+            if (error := _execute(client, cell, index, where, limited=client.timeout < guard)) is not None:
                 return error
             cells[cell_id(cell, index)] = _seconds(cell.metadata.get("execution", {}), time.monotonic() - wall)
             on_cell()
