@@ -46,6 +46,15 @@ def scratch_dir(root: Path | None = None) -> Path:
     return mine
 
 
+SPARK_JIT_ENV = "EOSLAB_SPARK_JIT"
+
+
+def _jit_flags() -> str:
+    """`` -XX:TieredStopAtLevel=1`` when ``$EOSLAB_SPARK_JIT`` is ``c1`` (the test suite's short jobs: C2's compile
+    work costs more CPU than it saves there); a learner's session keeps C2."""
+    return " -XX:TieredStopAtLevel=1" if os.environ.get(SPARK_JIT_ENV, "").strip().lower() == "c1" else ""
+
+
 def spark_session(master: str | None = None, *, kafka: bool = True, app: str = "eoslab") -> SparkSession:
     """The session of notebook 06 and lab 06; ``kafka=True`` puts the Spark Kafka source on ``spark.jars``.
 
@@ -74,7 +83,7 @@ def spark_session(master: str | None = None, *, kafka: bool = True, app: str = "
         # as a file: URI, so a folder name with a space cannot split the option (nor the scratch folder's: no space)
         .config(
             "spark.driver.extraJavaOptions",
-            f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()} -Djava.io.tmpdir={scratch}",
+            f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()} -Djava.io.tmpdir={scratch}{_jit_flags()}",
         )
     )
     if kafka:
