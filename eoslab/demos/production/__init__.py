@@ -12,30 +12,38 @@ and the causes it names::
     run.notes()
 """
 
-from eoslab.demos.production._recorder import RecordingConsumer, RecordingProducer, parse_die_at
+from eoslab.demos.production._cases import MISTAKES, RIGHT, Mistake, program
+from eoslab.demos.production._recorder import ProgramError, RecordingConsumer, RecordingProducer, parse_die_at
 from eoslab.demos.production._run import (
     CHILD_MODULE,
     PROGRAM_HEADER,
-    ProgramError,
     ProgramRun,
     Scenario,
     end_programs,
+    origins,
     run_program,
     write_inputs,
     write_program,
+    write_source,
 )
 
 __all__ = [
     "CHILD_MODULE",
+    "MISTAKES",
+    "Mistake",
     "PROGRAM_HEADER",
     "ProgramError",
     "ProgramRun",
+    "RIGHT",
     "RecordingConsumer",
     "RecordingProducer",
     "Scenario",
     "end_programs",
+    "origins",
     "parse_die_at",
+    "program",
     "run_program",
     "write_inputs",
     "write_program",
+    "write_source",
 ]

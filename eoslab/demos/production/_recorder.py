@@ -33,10 +33,17 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
+from eoslab.errors import ClientError
 from eoslab.history import HistoryWriter
 
 AUTO_COMMIT_MARGIN = 2.0
 """Seconds past ``auto.commit.interval.ms`` the ``after-offsets`` kill waits for the auto commit to land."""
+
+
+class ProgramError(ClientError):
+    """A program that cannot be run as written (not a function, a name it cannot have in another process,
+    a fault point that does not exist)."""
+
 
 _STATE: dict[str, Any] = {"history": None, "consumers": [], "producers": [], "die_at": None}
 
@@ -242,7 +249,7 @@ def parse_die_at(spec: str | None) -> tuple[str, int] | None:
         return None
     point, _, n = spec.partition(":")
     if point not in ("after-offsets", "after-commit") or not n.isdigit():
-        raise ValueError(f"die_at={spec!r}: give 'after-offsets:N' or 'after-commit:N'.")
+        raise ProgramError(f"die_at={spec!r}: give 'after-offsets:N' or 'after-commit:N'.")
     return point, int(n)
 
 

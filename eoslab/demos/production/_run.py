@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING, Any
 from eoslab import _procs
 from eoslab._paths import clients_dir
 from eoslab._timeouts import CLIENT_CALL, NODE_STOP
-from eoslab.demos.production._recorder import parse_die_at
-from eoslab.errors import ClientError
-from eoslab.history import HistoryWriter, Position, Verdict, check, read_both, read_final
+from eoslab.demos.production._recorder import ProgramError, parse_die_at
+from eoslab.history import FinalRead, HistoryWriter, Position, Verdict, check, read_both, read_final
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
@@ -48,10 +47,6 @@ POLL_EVERY = 0.25
 """How often the supervisor looks at its processes: a restart follows an exit within a quarter second."""
 RESTART_BACKOFF = 0.5
 """A supervisor waits this long before restarting an instance that exited (Kubernetes starts at 10 s)."""
-
-
-class ProgramError(ClientError):
-    """A program that cannot be run as written (not a function, a name it cannot have in another process)."""
 
 
 @dataclass(frozen=True)
@@ -124,18 +119,24 @@ def write_program(fn: Callable[..., Any], folder: str | Path) -> str:
         source = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError):
         raise ProgramError(f"The source of {fn.__name__} cannot be found: define it with 'def' in a cell.") from None
-    header, bound = PROGRAM_HEADER
+    bound = PROGRAM_HEADER[1]
     unknown = sorted(n for n in _globals_loaded(fn.__code__) - set(bound) - {fn.__name__} if not hasattr(builtins, n))
     if unknown:
         raise ProgramError(
             f"{fn.__name__} uses {', '.join(unknown)} from the notebook, but it runs in another process: define or "
             f"import them inside the function (available there: {', '.join(bound)})."
         )
+    return write_source(source, fn.__name__, folder)
+
+
+def write_source(source: str, name: str, folder: str | Path) -> str:
+    """Write a program's ``source`` (defining the function ``name``) to ``folder`` after
+    :data:`PROGRAM_HEADER`; the ``FILE.py:function`` spec naming it."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"program_{fn.__name__}_{uuid.uuid4().hex[:6]}.py"
-    path.write_text(f'"""{fn.__name__}, written by eoslab from where it was defined."""\n\n{header}\n\n{source}')
-    return f"{path}:{fn.__name__}"
+    path = folder / f"program_{name}_{uuid.uuid4().hex[:6]}.py"
+    path.write_text(f'"""{name}, written by eoslab."""\n\n{PROGRAM_HEADER[0]}\n\n{source}')
+    return f"{path}:{name}"
 
 
 def end_programs() -> list[int]:
@@ -253,13 +254,15 @@ def _caught_up(cluster: Cluster, run: _Run, ends: dict[int, int]) -> bool:
     return all(o.open_gap == 0 for o in offsets(cluster, run.output))
 
 
-def _origin_table(inputs: Any) -> dict[str, Position]:
+def origins(inputs: FinalRead) -> Callable[[str | None], Position | None]:
+    """The input an output value was made from: the programs write an order's value (``order-7``), or it in
+    capitals (``ORDER-7``); ``None`` for a value no input has."""
     table: dict[str, Position] = {}
     for r in inputs.records:
         if r.value is not None:
             table[r.value] = inputs.at(r)
             table[r.value.upper()] = inputs.at(r)
-    return table
+    return lambda value: table.get(value or "")
 
 
 def run_program(
@@ -286,10 +289,12 @@ def run_program(
             inst.stop()
     seconds = time.monotonic() - t0
     inputs = read_final(cluster, run.input, "read_committed")
-    table = _origin_table(inputs)
     # the writer's history only where it matters: a poll of an aborted input is then an aborted read
     histories = sorted(h for h in folder.glob("*.jsonl") if h.name != "writer.jsonl" or scenario.aborted_inputs)
-    verdict = check(histories, read_both(cluster, run.output), inputs=inputs, origin=lambda v: table.get(v or ""))
+    reads = read_both(cluster, run.output)
+    for read in (*reads, inputs):  # kept beside the histories: the run can be judged again without the cluster
+        read.save(folder / f"{'output' if read.topic == run.output else 'input'}-{read.isolation}.json")
+    verdict = check(histories, reads, inputs=inputs, origin=origins(inputs))
     for topic in (run.input, run.output):
         cluster.admin.delete_topic(topic)
     return ProgramRun(name, run.input, run.output, run.group, verdict, histories, exits, stalled, seconds,
