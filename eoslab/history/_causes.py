@@ -135,9 +135,13 @@ def _offsets_outside(ev: Evidence) -> Cause | None:
                 "never committed"
             )
     blamed["duplicate"] = _duplicates_without_offsets(ev, examples)
-    for c in plain[:MAX_CAUSE_EXAMPLES]:
-        examples.append(f"{c.process} committed {', '.join(map(str, c.offsets))} via {c.via or 'commit()'}")
-    return Cause(CAUSES["offsets_outside_txn"], len(plain), blamed, tuple(examples[:MAX_CAUSE_EXAMPLES]))
+    vias = sorted({c.via or "commit()" for c in plain})
+    first = plain[0]
+    head = (
+        f"{len(plain)} offset commit(s) outside a transaction, via {' and '.join(vias)}; the first: {first.process} "
+        f"committed {', '.join(map(str, first.offsets))}"
+    )
+    return Cause(CAUSES["offsets_outside_txn"], len(plain), blamed, (head, *examples[: MAX_CAUSE_EXAMPLES - 1]))
 
 
 def _duplicates_without_offsets(ev: Evidence, examples: list[str]) -> int:

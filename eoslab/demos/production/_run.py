@@ -28,7 +28,18 @@ from eoslab import _procs
 from eoslab._paths import clients_dir
 from eoslab._timeouts import CLIENT_CALL, NODE_STOP
 from eoslab.demos.production._recorder import ProgramError, parse_die_at
-from eoslab.history import FinalRead, HistoryWriter, Position, Verdict, check, read_both, read_final
+from eoslab.history import (
+    Aborted,
+    Committed,
+    FinalRead,
+    HistoryWriter,
+    Position,
+    Verdict,
+    check,
+    read_both,
+    read_final,
+    read_history,
+)
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
@@ -43,6 +54,8 @@ PROGRAM_HEADER = (
 """What a program written from a notebook can use besides builtins and its own imports (it runs in another
 process): the header of the file :func:`write_program` writes, and the names it binds."""
 
+WRITER_HISTORY = "writer.jsonl"
+"""The history of the kit's input writer, beside the program's (kept where it shows which inputs aborted)."""
 POLL_EVERY = 0.25
 """How often the supervisor looks at its processes: a restart follows an exit within a quarter second."""
 RESTART_BACKOFF = 0.5
@@ -90,15 +103,18 @@ class ProgramRun:
         """No anomaly, no cause, and caught up: what a right program does under its scenario."""
         return self.verdict.valid() and not self.verdict.causes and not self.stalled
 
+    def transactions(self) -> tuple[int, int]:
+        """(committed, aborted): the program's own transactions (the input writer's are not counted)."""
+        ends = [e for h in self.histories if h.name != WRITER_HISTORY for e in read_history(h).events
+                if isinstance(e, (Committed, Aborted)) and e.txn is not None]  # fmt: skip
+        return sum(isinstance(e, Committed) for e in ends), sum(isinstance(e, Aborted) for e in ends)
+
     def notes(self) -> str:
         """One line: what happened, in words true on any run."""
-        s = self.verdict.stats
+        committed, aborted = self.transactions()
         exits = ", ".join(f"{p} exited {c}" for p, c in self.exits) or "no process exited"
         state = f"stalled: not caught up after {self.seconds:.0f} s" if self.stalled else "caught up"
-        return (
-            f"{self.inputs} inputs; {s.get('committed txns', 0)} transactions committed, "
-            f"{s.get('aborted txns', 0)} aborted; {exits}; {state}"
-        )
+        return f"{self.inputs} inputs; {committed} transactions committed, {aborted} aborted; {exits}; {state}"
 
 
 def _globals_loaded(code: CodeType) -> set[str]:
@@ -276,7 +292,7 @@ def run_program(
     run = _Run(cluster, spec, name, f"{folder.name}-in", f"{folder.name}-out", f"{folder.name}-group", folder)
     for topic in (run.input, run.output):
         cluster.admin.create_topic(topic, partitions=scenario.partitions, config=scenario.topic_config or None)
-    ends = write_inputs(cluster, run.input, scenario, folder / "writer.jsonl")
+    ends = write_inputs(cluster, run.input, scenario, folder / WRITER_HISTORY)
     instances = [_Instance(run, i) for i in range(scenario.instances)]
     exits: list[tuple[str, int]] = []
     t0 = time.monotonic()
@@ -290,7 +306,7 @@ def run_program(
     seconds = time.monotonic() - t0
     inputs = read_final(cluster, run.input, "read_committed")
     # the writer's history only where it matters: a poll of an aborted input is then an aborted read
-    histories = sorted(h for h in folder.glob("*.jsonl") if h.name != "writer.jsonl" or scenario.aborted_inputs)
+    histories = sorted(h for h in folder.glob("*.jsonl") if h.name != WRITER_HISTORY or scenario.aborted_inputs)
     reads = read_both(cluster, run.output)
     for read in (*reads, inputs):  # kept beside the histories: the run can be judged again without the cluster
         read.save(folder / f"{'output' if read.topic == run.output else 'input'}-{read.isolation}.json")
