@@ -124,7 +124,7 @@ def _judge(task: str, case: int, learner: str, mistake: Any, fixed: Any, cluster
 def _run_fixed(task: str, case: int, drawn: str, fixed: Callable[..., Any], cluster: Cluster) -> Verdict:
     with tempfile.TemporaryDirectory(prefix="eoslab-lab07-") as folder:
         run = run_program(cluster, fixed, MISTAKES[drawn].scenario, run_dir=Path(folder), name=f"case{case}")
-        errors = _errors(run)
+        errors = _errors(run)  # the processes' stderr, read before the folder goes
     if run.clean and run.verdict.stats.get("read_committed records", 0) >= run.inputs:
         return verdict(task, True, ok=f"'{drawn}' named and fixed: {run.notes()}; no anomaly, no cause.", points=2)
     found = ", ".join(f"{n} {a}" for a, n in run.verdict.found.items()) or "no anomaly"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from eoslab.history._events import Aborted, Committed, Event, Failed, Position, Sent
 
@@ -106,34 +106,42 @@ def _clock(events: list[Event]) -> float:
 
 
 def _transactional(events: list[Event]) -> set[str]:
-    return {
-        e.process
-        for e in events
-        if (isinstance(e, Sent) and e.txn is not None) or (isinstance(e, Committed) and e.txn is not None)
-    }
+    """The processes that ran transactions (a transactional delivery or commit)."""
+    return {e.process for e in events if isinstance(e, (Sent, Committed)) and e.txn is not None}
+
+
+def _of(kind: type[Any], events: list[Event]) -> list[Any]:
+    return [e for e in events if isinstance(e, kind)]
+
+
+def _covers(commit: Committed, at: Position) -> bool:
+    """The commit put the partition's offset past ``at``: ``at`` is not to be read again."""
+    return any(p.topic == at.topic and p.partition == at.partition and p.offset > at.offset for p in commit.offsets)
+
+
+def _missing_behind(ev: Evidence, plain: list[Committed], examples: list[str]) -> int:
+    """Inputs with no visible output whose offset a commit outside a transaction put behind the group."""
+    produced, t0, n = set(ev.origin.values()), _clock(ev.events), 0
+    inputs = ev.inputs.positions() if ev.inputs is not None else []
+    for at in (at for at in inputs if at not in produced):
+        past = next((c for c in plain if _covers(c, at)), None)
+        if past is not None:
+            n += 1
+            examples.append(
+                f"input {at} has no output, but {past.process} committed its offset outside a transaction "
+                f"({past.via or 'commit()'}, +{past.time - t0:.1f} s) while the transaction that wrote its output "
+                "never committed"
+            )
+    return n
 
 
 def _offsets_outside(ev: Evidence) -> Cause | None:
     txn_procs = _transactional(ev.events)
-    plain = [e for e in ev.events if isinstance(e, Committed) and e.txn is None and e.process in txn_procs]
+    plain = [c for c in _of(Committed, ev.events) if c.txn is None and c.process in txn_procs]
     if not plain:
         return None
-    t0, examples, blamed = _clock(ev.events), [], {"missing_output": 0, "duplicate": 0}
-    produced = {o for o in ev.origin.values() if o is not None}
-    for r in ev.inputs.records if ev.inputs is not None else ():
-        at = ev.inputs.at(r)  # type: ignore[union-attr]
-        if at in produced:
-            continue
-        past = [c for c in plain if any(p.topic == at.topic and p.partition == at.partition and p.offset > at.offset
-                                        for p in c.offsets)]  # fmt: skip
-        if past:
-            blamed["missing_output"] += 1
-            c = past[0]
-            examples.append(
-                f"input {at} has no output, but {c.process} committed its offset outside a transaction "
-                f"({c.via or 'commit()'}, +{c.time - t0:.1f} s) while the transaction that wrote its output "
-                "never committed"
-            )
+    examples: list[str] = []
+    blamed = {"missing_output": _missing_behind(ev, plain, examples)}
     blamed["duplicate"] = _duplicates_without_offsets(ev, examples)
     vias = sorted({c.via or "commit()" for c in plain})
     first = plain[0]
@@ -144,22 +152,26 @@ def _offsets_outside(ev: Evidence) -> Cause | None:
     return Cause(CAUSES["offsets_outside_txn"], len(plain), blamed, (head, *examples[: MAX_CAUSE_EXAMPLES - 1]))
 
 
+def _carried(events: list[Event]) -> dict[tuple[str, int], set[tuple[str, int]]]:
+    """(process, txn) -> the input partitions whose offsets that committed transaction carried."""
+    carried: dict[tuple[str, int], set[tuple[str, int]]] = defaultdict(set)
+    for e in _of(Committed, events):
+        if e.txn is not None:
+            carried[(e.process, e.txn)] |= {(p.topic, p.partition) for p in e.offsets}
+    return carried
+
+
 def _duplicates_without_offsets(ev: Evidence, examples: list[str]) -> int:
     """Inputs with more than one visible output, one of them from a committed transaction whose offsets did
     not cover that input: a restart redid it because its offset was to be committed outside."""
-    carried: dict[tuple[str, int], set[tuple[str, int]]] = defaultdict(set)  # (process, txn) -> partitions
-    for e in ev.events:
-        if isinstance(e, Committed) and e.txn is not None:
-            carried[(e.process, e.txn)] |= {(p.topic, p.partition) for p in e.offsets}
-    writer = {s.at: (s.process, s.txn) for s in ev.events if isinstance(s, Sent) and s.at is not None and s.txn}
+    carried = _carried(ev.events)
+    writer = {s.at: (s.process, s.txn) for s in _of(Sent, ev.events) if s.at is not None and s.txn is not None}
     outputs: dict[Position, list[Position]] = defaultdict(list)
     for out, source in ev.origin.items():
         if source is not None:
             outputs[source].append(out)
     n = 0
-    for source, places in outputs.items():
-        if len(places) < 2:
-            continue
+    for source, places in ((s, p) for s, p in outputs.items() if len(p) > 1):
         txns = [writer[o] for o in places if o in writer]
         if any((source.topic, source.partition) not in carried.get(t, set()) for t in txns):
             n += 1
@@ -171,7 +183,7 @@ def _duplicates_without_offsets(ev: Evidence, examples: list[str]) -> int:
 
 
 def _left_group(ev: Evidence) -> Cause | None:
-    fails = [e for e in ev.events if isinstance(e, Failed)]
+    fails: list[Failed] = _of(Failed, ev.events)
     left = [e for e in fails if e.error in LEFT_GROUP_ERRORS]
     refused = [e for e in fails if e.error in REFUSED_MEMBER_ERRORS]
     if not left and not refused:
@@ -180,7 +192,7 @@ def _left_group(ev: Evidence) -> Cause | None:
     examples = [f"{e.process} left its group (+{e.time - t0:.1f} s): {e.message}" for e in left]
     examples += [f"{e.process}'s {e.call} refused (+{e.time - t0:.1f} s): {e.error}" for e in refused]
     who = {e.process for e in left + refused}
-    aborted = sum(1 for e in ev.events if isinstance(e, Aborted) and e.process in who)
+    aborted = sum(1 for e in _of(Aborted, ev.events) if e.process in who)
     return Cause(
         CAUSES["left_group"], len(left) or len(refused), {"aborted_transaction": aborted},
         tuple(examples[:MAX_CAUSE_EXAMPLES]),

@@ -14,22 +14,22 @@ from eoslab.inspect import group_rows
 # What notebook 07's mistake 3 read on the cluster (Kafka 4.1.2): two committed transactions and an aborted one of
 # 3 records each, so offsets 0-2 data, 3 COMMIT, 4-6 data, 7 COMMIT, 8-10 aborted, 11 ABORT; HW = LSO = 12. One
 # group committed the last record's offset + 1 (7), the other its position (12); reading from 7 returned nothing.
-MISTAKE_3 = {"hw_lso": {0: (12, 12)}, "last": {0: 7}, "position": {0: 12}}
+HW_LSO = {0: (12, 12)}
 # Mistake 2: a transaction holding the group's offsets is open (OffsetFetch with RequireStable answered 88), no
 # offset committed before it (-1001), 10 records on the partition, all still to read.
-MISTAKE_2 = {"committed": {0: -1001}, "unstable": {0}, "ends": {0: (10, 10)}, "left": {0: 10}}
+NO_OFFSET, UNSTABLE, ENDS, LEFT = {0: -1001}, {0}, {0: (10, 10)}, {0: 10}
 
 
 def test_lag_in_offsets_counts_markers_and_aborted_records_and_records_left_does_not():
-    last = group_rows("g-last", "t", MISTAKE_3["last"], set(), MISTAKE_3["hw_lso"], {0: 0})[0]
-    position = group_rows("g-pos", "t", MISTAKE_3["position"], set(), MISTAKE_3["hw_lso"], {})[0]
+    last = group_rows("g-last", "t", {0: 7}, set(), HW_LSO, {0: 0})[0]
+    position = group_rows("g-pos", "t", {0: 12}, set(), HW_LSO, {})[0]
     assert (last.offsets_behind, last.records_left) == (5, 0)  # marker 7, aborted 8-10, marker 11
     assert (position.offsets_behind, position.records_left) == (0, 0)
     assert "offsets_behind" in group_rows("g", "t", {0: 7}, set(), {0: (12, 12)}, {}).to_frame().columns
 
 
 def test_offsets_pending_in_an_open_transaction_are_shown_pending_and_not_committed():
-    row = group_rows("g", "t", MISTAKE_2["committed"], MISTAKE_2["unstable"], MISTAKE_2["ends"], MISTAKE_2["left"])[0]
+    row = group_rows("g", "t", NO_OFFSET, UNSTABLE, ENDS, LEFT)[0]
     assert row.pending and row.committed is None
     assert (row.offsets_behind, row.records_left) == (10, 10)
 

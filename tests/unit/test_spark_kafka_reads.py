@@ -36,14 +36,15 @@ def test_every_spark_kafka_read_is_the_one_that_ends_at_the_lso() -> None:
     assert found == {"eoslab/analysis/_audit.py": {"kafka_source"}}, found
 
 
-def _options(tree: ast.AST) -> list[tuple[str, object]]:
+def _options(tree: ast.AST) -> list[tuple[object, object]]:
     """(name, value) of every ``.option("name", <constant>)`` call."""
-    return [
-        (node.args[0].value, node.args[1].value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "option"
-        and len(node.args) == 2 and all(isinstance(a, ast.Constant) for a in node.args)
-    ]  # type: ignore[attr-defined]  # fmt: skip
+    out: list[tuple[object, object]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "option":
+            args = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            if len(args) == len(node.args) == 2:
+                out.append((args[0], args[1]))
+    return out
 
 
 def test_nothing_in_the_kit_skips_an_open_transaction() -> None:

@@ -103,15 +103,13 @@ class ProgramRun:
         """No anomaly, no cause, and caught up: what a right program does under its scenario."""
         return self.verdict.valid() and not self.verdict.causes and not self.stalled
 
-    def transactions(self) -> tuple[int, int]:
-        """(committed, aborted): the program's own transactions (the input writer's are not counted)."""
-        ends = [e for h in self.histories if h.name != WRITER_HISTORY for e in read_history(h).events
-                if isinstance(e, (Committed, Aborted)) and e.txn is not None]  # fmt: skip
-        return sum(isinstance(e, Committed) for e in ends), sum(isinstance(e, Aborted) for e in ends)
+    committed: int = 0
+    """The program's own transactions committed (the input writer's are not counted), and aborted."""
+    aborted: int = 0
 
     def notes(self) -> str:
         """One line: what happened, in words true on any run."""
-        committed, aborted = self.transactions()
+        committed, aborted = self.committed, self.aborted
         exits = ", ".join(f"{p} exited {c}" for p, c in self.exits) or "no process exited"
         state = f"stalled: not caught up after {self.seconds:.0f} s" if self.stalled else "caught up"
         return f"{self.inputs} inputs; {committed} transactions committed, {aborted} aborted; {exits}; {state}"
@@ -303,18 +301,27 @@ def run_program(
     finally:
         for inst in instances:
             inst.stop()
-    seconds = time.monotonic() - t0
+    return _judge(run, scenario, exits, stalled, time.monotonic() - t0)
+
+
+def _judge(run: _Run, scenario: Scenario, exits: list[tuple[str, int]], stalled: bool, seconds: float) -> ProgramRun:
+    """The final reads (kept beside the histories: the run can be judged again without the cluster), the
+    checker's verdict, the program's own transactions; the topics deleted."""
+    cluster, folder = run.cluster, run.folder
     inputs = read_final(cluster, run.input, "read_committed")
     # the writer's history only where it matters: a poll of an aborted input is then an aborted read
     histories = sorted(h for h in folder.glob("*.jsonl") if h.name != WRITER_HISTORY or scenario.aborted_inputs)
     reads = read_both(cluster, run.output)
-    for read in (*reads, inputs):  # kept beside the histories: the run can be judged again without the cluster
+    for read in (*reads, inputs):
         read.save(folder / f"{'output' if read.topic == run.output else 'input'}-{read.isolation}.json")
     verdict = check(histories, reads, inputs=inputs, origin=origins(inputs))
     for topic in (run.input, run.output):
         cluster.admin.delete_topic(topic)
-    return ProgramRun(name, run.input, run.output, run.group, verdict, histories, exits, stalled, seconds,
-                      len(inputs.records))  # fmt: skip
+    own = [e for h in histories if h.name != WRITER_HISTORY for e in read_history(h).events]
+    committed = sum(1 for e in own if isinstance(e, Committed) and e.txn is not None)
+    aborted = sum(1 for e in own if isinstance(e, Aborted))
+    return ProgramRun(run.name, run.input, run.output, run.group, verdict, histories, exits, stalled, seconds,
+                      len(inputs.records), committed, aborted)  # fmt: skip
 
 
 def _supervise(
