@@ -24,6 +24,9 @@ def _answer(mistake_of_case: str, named: str, source: str) -> str:
 
 RIGHT = program(None, name="case_1")
 
+KIT = r"compute this yourself: do not (call|use) {}"
+"""A kit function that computes the answer, refused from the answer cell's source before any work."""
+
 WRONG_NAME = r"'{}' would show this: .*Read the evidence of case 1 again"
 NOT_FIXED = r"the diagnosis is right .*the fix does not remove it yet"
 
@@ -42,4 +45,8 @@ ROWS = [
     ("t1", "slow batch named, a longer transaction timeout instead",
      _answer("slow_batch", "slow_batch", program("slow_batch", name="case_1").replace(
          '"transaction.timeout.ms": 20000', '"transaction.timeout.ms": 120000')), NOT_FIXED),
+    ("t1", "the diagnosis read off the kit's draw",
+     _answer("auto_commit", "auto_commit", RIGHT).replace('MISTAKE_1 = "auto_commit"',
+                                                          "MISTAKE_1 = lab07.draw(LEARNER)[0]"),
+     KIT.format(r"eoslab\.grading\.lab07\.draw")),
 ]  # fmt: skip
