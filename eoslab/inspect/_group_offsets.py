@@ -65,10 +65,10 @@ def group_rows(
     ends: dict[int, tuple[int, int]],
     left: dict[int, int],
 ) -> Rows[GroupPartition]:
-    """The rows from what the cluster answered: ``committed`` (partition -> offset, OffsetFetch without
-    RequireStable; negative: none), ``unstable`` (partitions answered UNSTABLE_OFFSET_COMMIT with RequireStable),
-    ``ends`` (partition -> (high watermark, LSO)) and ``left`` (partition -> read_committed records read from
-    the committed offset to the LSO)."""
+    """The rows from what the cluster answered: ``committed`` (partition -> the stable committed offset: the
+    RequireStable answer, or where it was UNSTABLE the answer without it; negative: none), ``unstable``
+    (partitions answered UNSTABLE_OFFSET_COMMIT with RequireStable), ``ends`` (partition -> (high watermark,
+    LSO)) and ``left`` (partition -> read_committed records read from the committed offset to the LSO)."""
     rows = [
         GroupPartition(group, topic, p, committed[p] if committed.get(p, -1) >= 0 else None, p in unstable,
                        hw, lso, left.get(p, 0))
@@ -126,10 +126,13 @@ def group_offsets(cluster: Cluster, group: str, topic: str) -> Rows[GroupPartiti
     offset to the LSO)."""
     ends = {o.partition: (o.high_watermark, o.last_stable) for o in offsets(cluster, topic)}
     parts = sorted(ends)
-    plain = _fetch(cluster, group, topic, parts, stable=False)
+    # RequireStable first: a partition it answers is settled, and its offset is the committed one. Only where it
+    # answers UNSTABLE_OFFSET_COMMIT is the last stable offset asked without it (asked the other way round, the
+    # markers could land between the two answers, and the plain answer would be the one from before them).
     stable = _fetch(cluster, group, topic, parts, stable=True)
-    committed = {p: tp.offset for p, tp in plain.items()}
     unstable = {p for p, tp in stable.items() if tp.error is not None and tp.error.code() == UNSTABLE_OFFSET_COMMIT}
+    plain = _fetch(cluster, group, topic, sorted(unstable), stable=False) if unstable else {}
+    committed = {p: (plain[p] if p in plain else tp).offset for p, tp in stable.items()}
     start = {p: max(committed.get(p, -1), 0) for p in parts if max(committed.get(p, -1), 0) < ends[p][1]}
     left = _count_left(cluster, topic, start) if start else {}
     return group_rows(group, topic, committed, unstable, ends, left)

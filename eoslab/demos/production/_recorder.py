@@ -36,8 +36,10 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from eoslab.errors import ClientError
 from eoslab.history import HistoryWriter
 
-AUTO_COMMIT_MARGIN = 2.0
-"""Seconds past ``auto.commit.interval.ms`` the ``after-offsets`` kill waits for the auto commit to land."""
+AUTO_COMMIT_MARGIN = 15.0
+"""Seconds past ``auto.commit.interval.ms`` the ``after-offsets`` kill waits at most for the auto commit to land: it
+waits for the commit itself (an OffsetCommit round trip after the timer, milliseconds), so the bound only matters
+on a machine too loaded to commit at all, or for a program whose timer is longer than the run."""
 
 
 class ProgramError(ClientError):
@@ -81,6 +83,7 @@ class RecordingConsumer(confluent_kafka.Consumer):
 
         config["on_commit"] = on_commit
         super().__init__(config, **kwargs)
+        self.stored: dict[tuple[str, int], int] = {}
         _STATE["consumers"].append(self)
 
     def _seen(self, msgs: list[Any]) -> list[Any]:
@@ -88,6 +91,8 @@ class RecordingConsumer(confluent_kafka.Consumer):
             err = m.error()
             if err is None:
                 _h().polled(m)
+                # what auto commit commits: the offset after the last record handed out (enable.auto.offset.store)
+                self.stored[(m.topic(), m.partition())] = m.offset() + 1
             elif err.code() != KafkaError._PARTITION_EOF:
                 _h().failed("poll", err)
         return msgs
@@ -225,10 +230,12 @@ def _wait_for_auto_commit(producer: RecordingProducer) -> None:
         if not consumer.auto_commit or not consumer.group_id:
             continue
         admin = AdminClient({"bootstrap.servers": consumer.bootstrap})
+        # the batch's partitions, at the offset the timer commits for each (the position may be past a marker)
+        target = {tp: consumer.stored[tp] for tp in producer.offsets if tp in consumer.stored}
         deadline = time.monotonic() + consumer.auto_commit_interval + AUTO_COMMIT_MARGIN
-        while time.monotonic() < deadline:
-            held = _group_committed(admin, consumer, producer.offsets)
-            if held and all(tp.offset >= producer.offsets[(tp.topic, tp.partition)] for tp in held):
+        while target and time.monotonic() < deadline:
+            held = _group_committed(admin, consumer, target)
+            if held and all(tp.offset >= target[(tp.topic, tp.partition)] for tp in held):
                 _h().committed(None, held, via="auto commit")
                 return
             time.sleep(0.2)
