@@ -12,7 +12,7 @@ output topics audited through Spark's Kafka source); published figures to compar
 supports; plots.
 """
 
-from eoslab.analysis._audit import audit_frames, audit_topic, read_topic, topic_values
+from eoslab.analysis._audit import audit_frames, audit_topic, kafka_source, read_topic, topic_values
 from eoslab.analysis._class import class_distribution, class_outliers, machine_overhead
 from eoslab.analysis._class_report import class_sentences, pick_label, plot_class
 from eoslab.analysis._faults import audit_outputs, fault_matrix, load_faults, plot_fault_matrix
@@ -84,6 +84,7 @@ __all__ = [
     "generate_class",
     "generate_run",
     "intervals",
+    "kafka_source",
     "kit_vs_java",
     "latency_percentiles",
     "load_faults",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from eoslab.analysis._audit import kafka_source
 from eoslab.runs import NoRunsError
 
 if TYPE_CHECKING:
@@ -89,7 +90,8 @@ def _require_topics(bootstrap: str, topics: list[str]) -> None:
 def audit_outputs(
     spark: SparkSession, bootstrap: str, topics: list[str], isolation: str = "read_committed"
 ) -> pd.DataFrame:
-    """Per output topic, read through Spark's Kafka source at ``isolation``: records, distinct origins
+    """Per output topic, read through Spark's Kafka source at ``isolation`` from the start to each partition's
+    end at that level (the LSO under read_committed, :func:`eoslab.analysis.kafka_source`): records, distinct origins
     (the input record each output names) and ``duplicate`` = records - distinct origins. One Spark job
     over every topic (Spark subscribes to them together)."""
     from pyspark.sql import functions as F
@@ -97,15 +99,9 @@ def audit_outputs(
     if not topics:
         raise NoRunsError("No output topics to audit: run the matrix first (`eoslab bench faults`).")
     _require_topics(bootstrap, topics)
-    raw = (
-        spark.read.format("kafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", ",".join(topics))
-        .option("startingOffsets", "earliest")
-        .option("endingOffsets", "latest")
-        .option("kafka.isolation.level", isolation)  # Spark's default, like Java's, is read_uncommitted
-        .load()
-    )
+    # Up to `latest`: each output's LSO under read_committed, never past a transaction a processor left open
+    # (kafka_source says why); isolation explicit, since Spark's default, like Java's, is read_uncommitted.
+    raw = kafka_source(spark, bootstrap, ",".join(topics), isolation)
     origin = F.substring_index(F.col("value").cast("string"), "|", 3)
     rows = raw.groupBy("topic").agg(F.count("*").alias("records"), F.countDistinct(origin).alias("origins"))
     pdf = _pandas(rows)

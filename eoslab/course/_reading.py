@@ -142,6 +142,14 @@ def module_notebooks(root: Path) -> list[Path]:
     return sorted((root / "notebooks").glob(MODULE_GLOB))
 
 
+def optional_reason(nb: dict[str, Any]) -> str | None:
+    """Why a module is optional (off the one-day core path), from its notebook's metadata
+    ``{"eoslab": {"optional": "<why>"}}``; ``None`` for a core module."""
+    meta = nb.get("metadata", {}).get("eoslab", {})
+    why = meta.get("optional") if isinstance(meta, dict) else None
+    return str(why) if why else None
+
+
 def module_number(path: Path) -> str:
     """``01`` for ``01_idempotent_producer.ipynb``; the file's stem for a notebook outside the course's naming."""
     return path.name[:2] if re.match(r"\d\d_", path.name) else path.stem

@@ -15,7 +15,7 @@ _STRETCH = ("module", "stretch task", "task", "cells", "run", "total", "not meas
 
 def _name(m: ModuleTime) -> str:
     topic = re.sub(r"^\d\d_", "", Path(m.notebook).stem).replace("_", " ")
-    return f"{m.module} {topic}"
+    return f"{m.module} {topic}" + (" (optional)" if m.optional else "")
 
 
 def _min(value: float) -> str:
@@ -109,6 +109,8 @@ def time_table(course: CourseTime) -> str:
         else f"does NOT fit a one-day workshop ({WORKSHOP_MINUTES // 60} h): {_min(total - WORKSHOP_MINUTES)} min over"
     )
     lines += ["", f"Core path with labs: {_min(total)} min ({_hours(total)}): {verdict}."]
+    for m in (m for m in course.modules if m.optional):
+        lines.append(f"Module {_name(m)}, apart (not in the core path): {_min(m.minutes)} min; {m.optional}.")
     deep = [_deep_row(m, d) for m in course.modules for d in m.deep_dives]
     if deep:
         lines += ["", "Deep dives, apart (optional, not in the total):", *_grid(_DEEP, deep, 2)]

@@ -111,10 +111,13 @@ class ModuleTime:
     core: Timed
     lab: LabTime | None
     deep_dives: tuple[Timed, ...]
+    optional: str | None = None
+    """Why the whole module is off a one-day workshop's core path (its notebook's metadata), or None."""
 
     @property
     def minutes(self) -> float:
-        """The module on the core path: its core reading and run time, and its lab."""
+        """The module's core reading and run time, and its lab (counted in the course's core path unless the
+        module is optional)."""
         return self.core.minutes + (self.lab.minutes if self.lab else 0.0)
 
 
@@ -206,8 +209,11 @@ def module_time(
     root: Path, path: Path, times: Mapping[str, NotebookTimes], *, wpm: float, lab_minutes_per_task: float
 ) -> ModuleTime:
     """One module: its core path and deep dives from its notebook, its lab from ``solutions/`` (or ``labs/``)."""
+    from eoslab.course._reading import optional_reason
+
     name = key(root, path)
-    core, dives = split(read_notebook(path), name)
+    nb = read_notebook(path)
+    core, dives = split(nb, name)
     seconds = _cells(times, name)
     lab = lab_of(root, module_number(path))
     return ModuleTime(
@@ -216,6 +222,7 @@ def module_time(
         core=timed(core, seconds, wpm),
         lab=lab_time(root, lab, times, lab_minutes_per_task) if lab else None,
         deep_dives=tuple(timed(d, seconds, wpm) for d in dives),
+        optional=optional_reason(nb),
     )
 
 
@@ -231,7 +238,12 @@ class CourseTime:
 
     @property
     def core_path_min(self) -> float:
-        return sum(m.minutes for m in self.modules)
+        return sum(m.minutes for m in self.modules if not m.optional)
+
+    @property
+    def optional_min(self) -> float:
+        """The optional modules' minutes (their core and lab): off the one-day core path."""
+        return sum(m.minutes for m in self.modules if m.optional)
 
     @property
     def deep_dives_min(self) -> float:
@@ -248,7 +260,8 @@ class CourseTime:
 
     @property
     def not_measured(self) -> int:
-        """Code cells on the core path (a module's core and its lab) without a measured run time."""
+        """Code cells on the core path (a module's core and its lab, optional modules too) without a measured
+        run time."""
         return sum(m.core.not_measured + (m.lab.not_measured if m.lab else 0) for m in self.modules)
 
     def machines(self) -> list[str]:
@@ -280,6 +293,7 @@ class CourseTime:
             "core_path_min": self.core_path_min,
             "deep_dives_min": self.deep_dives_min,
             "stretch_min": self.stretch_min,
+            "optional_min": self.optional_min,
             "workshop_min": WORKSHOP_MINUTES,
             "fits": self.fits,
             "not_measured": self.not_measured,

@@ -114,6 +114,17 @@ FORBIDDEN: dict[str, dict[str, tuple[str, ...]]] = {
         task: ("eoslab.demos.pipeline.classify", "pipe._proc")
         for task in ("t1", "t2", "t3")
     },
+    "eoslab.grading.lab07": {
+        # The draw names the mistake, and the kit's programs are the fixed one: the diagnosis and the fix to make.
+        task: (
+            "eoslab.grading.lab07.draw",
+            "eoslab.grading.lab07._mistake",
+            "eoslab.demos.production.program",
+            "eoslab.demos.production.RIGHT",
+            "eoslab.demos.production.MISTAKES",
+        )
+        for task in ("t1", "t2", "t3")
+    },
 }
 """Per check module and task, what an answer may not use: the kit's objects by dotted path (every
 spelling of one object counts), or ``receiver.attribute`` for a private attribute of an object the

@@ -16,12 +16,14 @@ the processes left behind, never on the processes themselves.
 """
 
 from eoslab.history._anomalies import ANOMALIES, AnomalyKind
+from eoslab.history._causes import CAUSES, Cause, CauseKind
 from eoslab.history._check import check
 from eoslab.history._events import (
     Aborted,
     Assigned,
     Committed,
     Event,
+    Failed,
     HistoryFormatError,
     Polled,
     Position,
@@ -39,10 +41,14 @@ __all__ = [
     "Aborted",
     "AnomalyKind",
     "Assigned",
+    "CAUSES",
     "Cases",
+    "Cause",
+    "CauseKind",
     "Committed",
     "Event",
     "FINAL_READ_TIMEOUT",
+    "Failed",
     "FinalRead",
     "History",
     "HistoryFormatError",

@@ -20,8 +20,10 @@ import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from eoslab.history._anomalies import ANOMALIES
+from eoslab.history._causes import Evidence, find_causes
 from eoslab.history._events import Aborted, Assigned, Committed, Event, HistoryFormatError, Polled, Position, Sent
 from eoslab.history._final import FinalRead
 from eoslab.history._log import History, read_history
@@ -39,10 +41,11 @@ class _Found:
     def add(self, name: str, example: str) -> None:
         self.cases[name].append(example)
 
-    def verdict(self, names: Iterable[str], stats: dict[str, int]) -> Verdict:
+    def verdict(self, names: Iterable[str], stats: dict[str, int], causes: tuple[Any, ...] = ()) -> Verdict:
         return Verdict(
             {n: Cases(ANOMALIES[n], len(self.cases[n]), tuple(self.cases[n][:MAX_EXAMPLES])) for n in names},
             stats,
+            causes,
         )
 
 
@@ -273,9 +276,11 @@ def check(
     origin: Callable[[str | None], Position | None] | None = None,
 ) -> Verdict:
     """Check the processors' ``histories`` against the final ``reads`` of their output topic (one
-    ``read_committed`` read, and a ``read_uncommitted`` one when given). With ``inputs`` (the input
-    topic read with ``read_committed`` after the processors stopped) also check that every input
-    has an output (``missing_output``); without it that anomaly is not checked, not zero. ``origin``
+    ``read_committed`` read, and a ``read_uncommitted`` one when given), and name the causes the histories
+    show (:data:`eoslab.history.CAUSES`: offsets committed outside a transaction, a consumer that left its
+    group, a producer fenced through a shared ``transactional.id``), each with the anomalies it explains.
+    With ``inputs`` (the input topic read with ``read_committed`` after the processors stopped) also check
+    that every input has an output (``missing_output``); without it that anomaly is not checked, not zero. ``origin``
     reads the input a value was made from, for records whose writer no history names (a process
     killed before its delivery report): without it such a record is a duplicate of nothing.
     """
@@ -292,4 +297,13 @@ def check(
     names = [n for n in ANOMALIES if n != "missing_output" or inputs is not None]
     if inputs is not None:
         _missing(p, inputs, found)
-    return found.verdict(names, _stats(events, rc, ru))
+    return found.verdict(names, _stats(events, rc, ru), find_causes(_evidence(p, inputs)))
+
+
+def _evidence(p: _Pipeline, inputs: FinalRead | None) -> Evidence:
+    """What the causes are judged from: each visible output's input, where the histories or its value say."""
+    origin: dict[Position, Position | None] = {}
+    for r in p.rc.records:
+        how, what = p.origin(p.rc.at(r), r.value)
+        origin[p.rc.at(r)] = what if how == "input" and isinstance(what, Position) else None
+    return Evidence(p.events, p.rc, inputs, origin)

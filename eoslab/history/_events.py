@@ -1,4 +1,4 @@
-"""What a processor records, one event per thing it did: polled, sent, committed, aborted, assigned.
+"""What a processor records, one event per thing it did: polled, sent, committed, aborted, assigned, failed.
 
 An event is what the process *saw*, when it saw it, never what it meant to do: ``Sent`` is written
 from the delivery report (so it carries the offset the leader gave the record, or the error), and
@@ -111,6 +111,9 @@ class Committed:
     txn: int | None
     offsets: tuple[Position, ...] = ()
     transactional_id: str | None = None
+    via: str = ""
+    """How a commit outside a transaction came about: ``"commit()"`` (the application's call) or
+    ``"auto commit"`` (the consumer's timer, ``enable.auto.commit``); empty for a transaction's commit."""
     kind: str = field(default="committed", init=False)
 
 
@@ -126,10 +129,28 @@ class Aborted:
     kind: str = field(default="aborted", init=False)
 
 
-Event: TypeAlias = Assigned | Polled | Sent | Committed | Aborted
+@dataclass(frozen=True)
+class Failed:
+    """A client call raised (or a poll returned) a Kafka error: ``call`` names it (``poll``,
+    ``send_offsets_to_transaction``, ...), ``error`` is librdkafka's name of the error (``_FENCED``,
+    ``UNKNOWN_MEMBER_ID``, ``_MAX_POLL_EXCEEDED``) and ``fatal``/``abortable`` its class, as
+    ``KafkaError.fatal()``/``txn_requires_abort()`` said."""
+
+    process: str
+    time: float
+    call: str
+    error: str
+    message: str = ""
+    fatal: bool = False
+    abortable: bool = False
+    transactional_id: str | None = None
+    kind: str = field(default="failed", init=False)
+
+
+Event: TypeAlias = Assigned | Polled | Sent | Committed | Aborted | Failed
 """Every kind of event a history holds."""
 
-KINDS: dict[str, type[Event]] = {c.kind: c for c in (Assigned, Polled, Sent, Committed, Aborted)}
+KINDS: dict[str, type[Event]] = {c.kind: c for c in (Assigned, Polled, Sent, Committed, Aborted, Failed)}
 
 
 def to_json(event: Event) -> str:

@@ -57,6 +57,10 @@ class FinalRead:
     def at(self, record: ReadRecord) -> Position:
         return Position(self.topic, record.partition, record.offset)
 
+    def positions(self) -> list[Position]:
+        """Where each record the read returned is, in order."""
+        return [self.at(r) for r in self.records]
+
     def covers(self, partition: int, offset: int) -> bool:
         """The read went past ``offset`` of ``partition``: a record there it did not return, it cannot see."""
         return offset < self.ends.get(partition, 0)

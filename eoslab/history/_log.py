@@ -22,6 +22,7 @@ from eoslab.history._events import (
     Assigned,
     Committed,
     Event,
+    Failed,
     HistoryFormatError,
     Polled,
     Position,
@@ -138,11 +139,21 @@ class HistoryWriter:
                  source=source, txn=txn, error=error, **producer)
         )  # fmt: skip
 
-    def committed(self, txn: int | None, offsets: Iterable[Any] = (), transactional_id: str | None = None) -> None:
-        """``commit_transaction`` (or a plain offset commit, ``txn=None``) returned; ``offsets`` are the
-        TopicPartitions committed with it (their offset: the next to consume)."""
+    def committed(
+        self, txn: int | None, offsets: Iterable[Any] = (), transactional_id: str | None = None, via: str = ""
+    ) -> None:
+        """``commit_transaction`` (or a plain offset commit, ``txn=None``, made ``via`` ``"commit()"`` or
+        ``"auto commit"``) returned; ``offsets`` are the TopicPartitions committed with it (their offset: the
+        next to consume)."""
         pos = tuple(Position(tp.topic, tp.partition, tp.offset) for tp in offsets)
-        self.write(Committed(self.process, self.now(), txn, pos, transactional_id))
+        self.write(Committed(self.process, self.now(), txn, pos, transactional_id, via))
+
+    def failed(self, call: str, err: Any, transactional_id: str | None = None) -> None:
+        """A client ``call`` raised ``err`` (a ``KafkaError``), or a poll returned it."""
+        self.write(
+            Failed(self.process, self.now(), call, err.name(), err.str(), bool(err.fatal()),
+                   bool(err.txn_requires_abort()), transactional_id)
+        )  # fmt: skip
 
     def aborted(self, txn: int, reason: str = "", transactional_id: str | None = None) -> None:
         """``abort_transaction`` returned."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eoslab.history._anomalies import ANOMALIES, AnomalyKind
+from eoslab.history._causes import CAUSES, Cause
 from eoslab.history._events import HistoryFormatError
 
 MAX_EXAMPLES = 5
@@ -29,6 +30,8 @@ class Verdict:
 
     cases: dict[str, Cases]
     stats: dict[str, int] = field(default_factory=dict)
+    causes: tuple[Cause, ...] = ()
+    """The mistakes the histories show (:data:`eoslab.history.CAUSES`), each with what it is blamed for."""
 
     @property
     def checked(self) -> tuple[str, ...]:
@@ -54,6 +57,12 @@ class Verdict:
                 f"{name} was not checked: it needs input the check was not given (missing_output needs inputs=)."
             )
         return self.cases[name].count
+
+    def cause(self, name: str) -> Cause | None:
+        """The cause ``name`` (a key of :data:`eoslab.history.CAUSES`) if the histories show it, else ``None``."""
+        if name not in CAUSES:
+            raise HistoryFormatError(f"{name!r} is not a cause the checker knows; it knows {list(CAUSES)}.")
+        return next((c for c in self.causes if c.kind.name == name), None)
 
     def valid(self, allowed: tuple[str, ...] = ()) -> bool:
         """No anomaly occurred but those ``allowed`` (each setup says which it allows, as in Jepsen)."""
@@ -87,6 +96,9 @@ class Verdict:
         for c in self.cases.values():
             lines.append(f"  {c.kind.label:<22} {c.count:>6}   {c.kind.jepsen}")
             lines.extend(f"      - {e}" for e in c.examples)
+        for cause in self.causes:
+            lines.append(f"  cause: {cause.sentence()}")
+            lines.extend(f"      - {e}" for e in cause.examples)
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -103,5 +115,19 @@ class Verdict:
         head = "valid: no anomaly" if self.valid() else "anomalies found"
         return (
             f"<p><b>{head}</b> ({read})</p><table><thead><tr><th>anomaly</th><th>count</th>"
-            f"<th>Jepsen</th><th>examples</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+            f"<th>Jepsen</th><th>examples</th></tr></thead><tbody>{''.join(body)}</tbody></table>" + self._causes_html()
+        )
+
+    def _causes_html(self) -> str:
+        if not self.causes:
+            return ""
+        rows = "".join(
+            f"<tr><td title='{html.escape(c.kind.meaning)}'><b>{html.escape(c.kind.label)}</b></td><td>{c.count}</td>"
+            f"<td>{html.escape(c.sentence().partition(': ')[2])}</td>"
+            f"<td><ul style='margin:0'>{''.join(f'<li>{html.escape(e)}</li>' for e in c.examples)}</ul></td></tr>"
+            for c in self.causes
+        )
+        return (
+            "<p><b>causes the histories show</b></p><table><thead><tr><th>cause</th><th>times</th><th>blamed for</th>"
+            f"<th>examples</th></tr></thead><tbody>{rows}</tbody></table>"
         )

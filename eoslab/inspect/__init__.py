@@ -9,6 +9,7 @@ dataclasses (lists of them come as :class:`Rows`, with ``.to_frame()``)::
     ins.batches(cluster, "demo", 0).to_frame()          # batch headers on the leader's disk
     ins.describe_producers(cluster, "demo", 0, broker=2)
     ins.offsets(cluster, "demo").to_frame()              # log start, HW, LSO
+    ins.group_offsets(cluster, "g", "demo").to_frame()   # committed, pending, offsets behind, records left
     ins.coordinator(cluster, "my-txn-app")               # predicted and reported
     ins.transaction_history(cluster, "my-txn-app")       # __transaction_state, in order
     ins.markers_of(cluster, [("demo", 0), ("demo", 1)])  # COMMIT/ABORT control batches
@@ -48,6 +49,7 @@ from eoslab.inspect._features import (
     parse_feature_describe,
     transaction_version,
 )
+from eoslab.inspect._group_offsets import GroupPartition, group_offsets, group_rows
 from eoslab.inspect._hanging import HangingTransaction, abort_transaction, find_hanging, parse_find_hanging
 from eoslab.inspect._isr_timeline import IsrTimeline, isr_timeline
 from eoslab.inspect._markers import Marker, markers, markers_from, markers_of, txn_index
@@ -82,6 +84,7 @@ __all__ = [
     "Coordinator",
     "DumpedFile",
     "Feature",
+    "GroupPartition",
     "HangingTransaction",
     "IsrTimeline",
     "Marker",
@@ -116,6 +119,8 @@ __all__ = [
     "finalized_features",
     "find_hanging",
     "frame",
+    "group_offsets",
+    "group_rows",
     "isr_timeline",
     "java_string_hash",
     "kafka_abs",

@@ -87,6 +87,7 @@ DETOURS = {
     ],
     "04": ["Now librdkafka's own Produce, delayed"],
     "05": ["## Step 6 — KAFKA-17754"],
+    "07": ["## Mistake 9"],
 }
 
 # The modules that open on their anomaly (issue 23, "the anomaly first"): a `## Why` section after Setup, before
@@ -164,7 +165,7 @@ def _lab_of(path: Path) -> Path | None:
 
 
 def test_the_module_notebooks_are_there() -> None:
-    assert [_number(p) for p in MODULES] == ["00", "01", "02", "03", "04", "05", "06"]
+    assert [_number(p) for p in MODULES] == ["00", "01", "02", "03", "04", "05", "06", "07"]
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)

@@ -418,6 +418,9 @@ def _env() -> dict[str, str]:
 def test_the_course_itself_splits_and_counts() -> None:
     """The real notebooks: every deep dive closes, and each module has words and cells on its core path."""
     course = course_time(ROOT, times_file=ROOT / "no-such-times.json")
-    assert [m.module for m in course.modules] == ["00", "01", "02", "03", "04", "05", "06"]
+    assert [m.module for m in course.modules] == ["00", "01", "02", "03", "04", "05", "06", "07"]
+    assert [m.module for m in course.modules if m.optional] == ["07"]  # listed apart, not in the core path
+    assert course.core_path_min == sum(m.minutes for m in course.modules if m.module != "07")
+    assert course.optional_min == course.modules[-1].minutes > 0
     assert all(m.core.words > 500 and m.core.code_cells > 5 for m in course.modules)
     assert sum(len(m.deep_dives) for m in course.modules) >= 10

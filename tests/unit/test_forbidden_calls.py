@@ -59,7 +59,7 @@ def _check_call(check: str) -> tuple[str, list[str]]:
 
 def test_the_harness_has_a_kit_row_for_every_lab_with_a_forbidden_function_answer() -> None:
     labs = {p.values[0] for p in KIT_ROWS}
-    assert labs == {"lab01", "lab02", "lab03", "lab04", "lab05"}
+    assert labs == {"lab01", "lab02", "lab03", "lab04", "lab05", "lab07"}
 
 
 @pytest.mark.parametrize(("lab", "task", "code", "match"), KIT_ROWS)
@@ -88,7 +88,7 @@ def test_eoslab_grade_refuses_it_from_the_notebook_too(lab: str, task: str, code
     assert task in refused and re.search(match, refused[task]), refused
 
 
-@pytest.mark.parametrize("lab", ["lab01", "lab02", "lab03", "lab04", "lab05", "lab06"])
+@pytest.mark.parametrize("lab", ["lab01", "lab02", "lab03", "lab04", "lab05", "lab06", "lab07"])
 def test_no_solution_and_no_untouched_lab_is_refused(lab: str) -> None:
     for folder in ("solutions", "labs"):
         assert _forbidden.forbidden_answers(H._notebook(folder, lab)) == {}

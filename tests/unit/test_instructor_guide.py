@@ -84,9 +84,11 @@ def test_the_course_time_table_is_what_eoslab_course_time_counts() -> None:
         row = rows.pop(m.module)
         assert row[1] == f"{m.core.reading_min:.1f}", (m.module, row)
         assert row[2] == (str(m.lab.tasks) if m.lab else "—"), (m.module, row)
+        assert ("optional" in row[0]) == (m.optional is not None), f"module {m.module}: say whether it is optional"
     assert rows.keys() == {"**total**"}
-    labs = [m.lab for m in course.modules if m.lab]
-    total = sum(m.core.reading_min for m in course.modules) + sum(lab.task_min for lab in labs)
+    core = [m for m in course.modules if not m.optional]  # an optional module is listed, not counted
+    labs = [m.lab for m in core if m.lab]
+    total = sum(m.core.reading_min for m in core) + sum(lab.task_min for lab in labs)
     assert rows["**total**"][2:4] == [str(sum(lab.tasks for lab in labs)), f"{sum(lab.task_min for lab in labs):g}"]
     assert rows["**total**"][4].startswith(f"**{total:.1f}**")
 
