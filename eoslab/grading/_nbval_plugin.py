@@ -21,7 +21,7 @@ import pytest
 
 OUTCOMES_ENV = "EOSLAB_GRADE_OUTCOMES"
 
-_OUT: dict[str, Any] = {"path": None, "rows": []}
+_OUT: dict[str, Any] = {"path": None, "rows": [], "guards": {}}
 
 
 def pytest_configure(config: Any) -> None:
@@ -48,7 +48,7 @@ def pytest_runtest_call(item: Any) -> Any:
     from eoslab._timeouts import cell_guard
 
     option.nbval_cell_timeout = cell_guard(str(item.path), cell.get("id"), float(given))
-    item.user_properties.append(("guard", option.nbval_cell_timeout))
+    _OUT["guards"][item.nodeid] = option.nbval_cell_timeout
     try:
         yield
     finally:
@@ -73,7 +73,7 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
         "outcome": report.outcome,
         "xfail": bool(getattr(report, "wasxfail", "")),
         "timeout": "Timeout of" in text,
-        "guard": dict(item.user_properties).get("guard"),
+        "guard": _OUT["guards"].get(item.nodeid),
         "duration": round(report.duration, 2),
         "error_tail": text.strip().splitlines()[-1][:400] if text.strip() else "",
     }
