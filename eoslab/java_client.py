@@ -35,6 +35,7 @@ from eoslab import _procs
 from eoslab._linechild import LineChild
 from eoslab._paths import PACKAGE_DIR, cache_dir, clients_dir
 from eoslab.errors import ClientError, SetupError
+from eoslab.topology import KAFKA_VERSION
 
 SOURCE = PACKAGE_DIR / "_java" / "txnclient" / "TxnClient.java"
 CALL_TIMEOUT = 90.0  # above the Java client's own max.block.ms (60 s) and delivery.timeout.ms (120 s is its default;
@@ -74,7 +75,8 @@ def compiled_dir() -> Path:
     from eoslab._jars import kafka_clients_jar
     from eoslab._java import javac_executable
 
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
+    # Keyed by the source and the pinned release: a class compiled against another kafka-clients is not reused.
+    digest = hashlib.sha256(SOURCE.read_bytes() + KAFKA_VERSION.encode()).hexdigest()[:12]
     out = cache_dir() / f"txnclient-{digest}"
     if (out / "TxnClient.class").is_file():
         return out

@@ -32,7 +32,7 @@ from typing import Literal
 from eoslab._ports import LOOPBACK
 from eoslab.errors import SetupError, UnknownNodeError
 
-KAFKA_VERSION = "4.1.2"
+KAFKA_VERSION = "4.4.0"
 """The one Apache Kafka release: the local jars (eoslab/_java/kafka/pom.xml) and the image tag."""
 
 KAFKA_IMAGE = f"apache/kafka:{KAFKA_VERSION}"

@@ -258,9 +258,10 @@ def end_txn_request(req: Request, names: TopicNames) -> dict[str, Any]:
 
 
 def txn_offset_commit_request(req: Request, names: TopicNames) -> dict[str, Any]:
+    """v0-5 name the topics, v6+ (KIP-1319, the Java 4.4 client) send their ids: both read as names."""
     b = req.body
     items = [
-        {"topic": t["Name"], "partition": p["PartitionIndex"], "offset": p["CommittedOffset"]}
+        {"topic": _topic(t, names), "partition": p["PartitionIndex"], "offset": p["CommittedOffset"]}
         for t in b.get("Topics") or []
         for p in t["Partitions"]
     ]
@@ -270,7 +271,7 @@ def txn_offset_commit_request(req: Request, names: TopicNames) -> dict[str, Any]
 def txn_offset_commit_response(b: Body, request: dict[str, Any], names: TopicNames) -> Fields:
     items = [
         {
-            "topic": t["Name"],
+            "topic": _topic(t, names),
             "partition": p["PartitionIndex"],
             "error_code": p["ErrorCode"],
             "error": error_name(p["ErrorCode"]),
