@@ -1,4 +1,4 @@
-"""The Java 4.1 producer, driven from Python: the client that speaks transaction version 2 (KIP-890).
+"""The Java 4.4 producer, driven from Python: the client that speaks transaction version 2 (KIP-890).
 
 librdkafka 2.x (confluent-kafka) speaks the original transaction protocol; the
 Java client of the pinned release reads ``transaction.version=2`` from the
@@ -102,7 +102,7 @@ def compiled_dir() -> Path:
 
 
 class JavaProducer(LineChild):
-    """One Java ``KafkaProducer`` (the pinned 4.1 client) in a child JVM.
+    """One Java ``KafkaProducer`` (the pinned 4.4 client) in a child JVM.
 
     ``config`` is keyed by the JAVA client's property names (``transactional.id``,
     ``linger.ms`` ...). Every method waits for the child's answer and returns it as

@@ -1,4 +1,4 @@
-// The Java 4.1 KafkaProducer behind eoslab.java_producer.JavaProducer: one producer, commands on stdin.
+// The Java KafkaProducer (the pinned 4.4 client) behind eoslab.java_producer.JavaProducer: one producer, commands on stdin.
 //
 // Why a child JVM and not JPype: see eoslab/java_producer.py. Compiled once by the kit (javac, cached
 // in ~/.cache/eoslab), run against the pinned kafka-clients jar.

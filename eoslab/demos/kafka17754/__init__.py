@@ -1,7 +1,7 @@
 """KAFKA-17754 on the learner's cluster: a request of transaction N that arrives during transaction N+1.
 
 Three experiments, each judged by the history checker: :func:`delayed_endtxn` and :func:`delayed_produce`
-with librdkafka (the original transaction protocol), :func:`delayed_endtxn_java` with the Java 4.1 client
+with librdkafka (the original transaction protocol), :func:`delayed_endtxn_java` with the Java 4.4 client
 (transaction version 2, KIP-890). :func:`plot` draws an experiment's requests, the late copy named.
 """
 

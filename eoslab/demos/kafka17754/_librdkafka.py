@@ -16,7 +16,7 @@ the fault proxy, makes one request "late", and lets the history checker judge th
   ``Committed=true``.
 - :func:`delayed_produce`: a Produce of transaction N is lost on its way; while N+1 is open, the proxy
   replays the lost copy byte for byte.
-- :func:`eoslab.demos.kafka17754.delayed_endtxn_java`: the delayed EndTxn with the Java 4.1
+- :func:`eoslab.demos.kafka17754.delayed_endtxn_java`: the delayed EndTxn with the Java 4.4
   client (TV2, EndTxn v5), in its own module.
 
 A late copy is a request the client sent once more, delivered later: the coordinator or the leader

@@ -40,6 +40,8 @@ SUPERVISE = 3 * CATCH_UP
 """The whole supervised catch-up: a restart (a session, 6 s), a stall (STALL_S), the work itself."""
 SUPERVISE_POLL_S = 0.5
 """How often the supervisor asks the group for its lag (one consumer, a few requests)."""
+GROUP_LIST_S = 10.0
+"""ListGroups after a cell (every broker asked): the cluster is healed by then; 10 s for a busy laptop."""
 MAX_RESTARTS = 3
 """A processor that exits on a fatal error is restarted by the cell (as a supervisor would), at most
 this many times: more means something else is wrong."""
@@ -153,6 +155,18 @@ class Cell:
 
     def note(self, text: str) -> None:
         self.notes.append(text)
+
+    def group_type(self) -> None:
+        """Say which protocol the group spoke, as the group coordinator lists it (ListGroups: CLASSIC or CONSUMER,
+        KIP-848): the evidence that a KIP-848 cell's processors really ran in a KIP-848 group."""
+        try:
+            groups = self.cluster.admin.client.list_consumer_groups(request_timeout=GROUP_LIST_S).result(GROUP_LIST_S)
+        except KafkaException as e:
+            self.note(f"group {self.layout.group}: type not known ({e.args[0].name()})")
+            return
+        found = [g for g in groups.valid if g.group_id == self.layout.group]
+        kind = found[0].type.name if found else "not listed"
+        self.note(f"group {self.layout.group}: type {kind}")
 
     def retries(self) -> None:
         """Say which calls the processors retried (their stderr: ``retrying after NAME``)."""

@@ -193,6 +193,6 @@ def two_protocols(lesson: TransactionLesson, plan: tuple[str, ...] = PLAN) -> Tw
     steps = {}
     with lesson.step("librdkafka 2.x", clients=[lesson.client("librdkafka")]) as steps["librdkafka"]:
         _librdkafka(lesson, tids["librdkafka"], plan)
-    with lesson.step("Java 4.1", clients=[lesson.client("java")]) as steps["java"]:
+    with lesson.step("Java 4.4", clients=[lesson.client("java")]) as steps["java"]:
         _java(lesson, tids["java"], plan)
     return TwoClients(lesson, steps, tids, plan)
