@@ -165,8 +165,12 @@ class JavaProducer(LineChild):
     def flush(self) -> dict[str, Any]:
         return self.call("flush")
 
-    def send_offsets_to_transaction(self, group: str, topic: str, partition: int, offset: int) -> dict[str, Any]:
-        return self.call("offsets", group, topic, partition, offset)
+    def send_offsets_to_transaction(
+        self, group: str, topic: str, partition: int, offset: int, member: tuple[str, int] | None = None
+    ) -> dict[str, Any]:
+        """``member``: (member id, generation or KIP-848 member epoch) for metadata the group coordinator checks
+        (KIP-447); without it, ``new ConsumerGroupMetadata(group)``, which it does not check."""
+        return self.call("offsets", group, topic, partition, offset, *(member or ()))
 
     def commit_transaction(self) -> dict[str, Any]:
         return self.call("commit")

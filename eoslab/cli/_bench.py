@@ -229,6 +229,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _faults_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--records", type=int, default=None, help="faults: input records per cell (default 200)")
+    s.add_argument("--faults", default=None, help="faults: which faults, comma-separated (default all six)")
+    s.add_argument("--kinds", default=None, help="faults: which processors, comma-separated (default eos,alo)")
+    s.add_argument(
+        "--kip848",
+        default=None,
+        help="faults: the faults the EOS processor also meets in a KIP-848 group (group.protocol=consumer), "
+        "comma-separated, or none, or all (default kill_processor,kill_group_coordinator,zombie)",
+    )
+
+
 def _bench_parser(sub: Subparsers) -> None:
     s = sub.add_parser("bench", help="benchmarks that print figures")
     s.add_argument("what", choices=list(BENCHES))
@@ -262,15 +274,7 @@ def _bench_parser(sub: Subparsers) -> None:
         action="store_true",
         help="producers: the client on a core of its own, the cluster's nodes on the others (local backend, Linux)",
     )
-    s.add_argument("--records", type=int, default=None, help="faults: input records per cell (default 200)")
-    s.add_argument("--faults", default=None, help="faults: which faults, comma-separated (default all six)")
-    s.add_argument("--kinds", default=None, help="faults: which processors, comma-separated (default eos,alo)")
-    s.add_argument(
-        "--kip848",
-        default=None,
-        help="faults: the faults the EOS processor also meets in a KIP-848 group (group.protocol=consumer), "
-        "comma-separated, or none, or all (default kill_processor,kill_group_coordinator,zombie)",
-    )
+    _faults_options(s)
     s.add_argument("--modes", default=None, help=f"wire: modes, comma-separated (default {','.join(EOS_PEERS)})")
     s.add_argument(
         "--variants",

@@ -265,7 +265,11 @@ def txn_offset_commit_request(req: Request, names: TopicNames) -> dict[str, Any]
         for t in b.get("Topics") or []
         for p in t["Partitions"]
     ]
-    return {**group_txn_request(req, names), "items": items}
+    # The group metadata KIP-447 checks (v3+): the member, and the classic generation or the KIP-848 member
+    # epoch ("GenerationId" in the schemas up to 4.3, "GenerationIdOrMemberEpoch" from 4.4).
+    generation = b.get("GenerationIdOrMemberEpoch", b.get("GenerationId"))
+    member = {"member_id": b.get("MemberId"), "generation": generation}
+    return {**group_txn_request(req, names), **member, "items": items}
 
 
 def txn_offset_commit_response(b: Body, request: dict[str, Any], names: TopicNames) -> Fields:
