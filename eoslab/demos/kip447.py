@@ -100,8 +100,8 @@ def stale_metadata(cluster: Cluster, protocol: str = "classic") -> Rows[Attempt]
     """Run the experiment in a group of ``protocol`` (:data:`~eoslab.demos.pipeline.GROUP_PROTOCOLS`).
 
     Five attempts: librdkafka with stale and fresh metadata for the kept and the moved partition, then the Java
-    producer with A's stale member id and generation (or epoch) for the moved one. Raises ``PipelineError``
-    when the group does not settle into one partition each."""
+    producer with A's stale member id and generation (or epoch) for the moved one. Raises ``WaitTimeout`` when
+    the group does not settle into one partition each within JOIN_S."""
     if protocol not in GROUP_PROTOCOLS:
         raise PipelineError(f"protocol={protocol!r}: use one of {GROUP_PROTOCOLS}.")
     run = f"kip447-{protocol}-{uuid.uuid4().hex[:6]}"
@@ -111,7 +111,9 @@ def stale_metadata(cluster: Cluster, protocol: str = "classic") -> Rows[Attempt]
     bootstrap = cluster.bootstrap_servers(proxied=True)  # through the proxy: its trace is the evidence
     a = _consumer(bootstrap, group, f"{run}-a", protocol)
     b = _consumer(bootstrap, group, f"{run}-b", protocol)
-    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"{run}-a", "client.id": f"{run}-a"})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "transactional.id": f"{run}-a", "client.id": f"{run}-a", "logger": LESSONS}
+    )
     try:
         a.subscribe([src])
 
