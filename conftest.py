@@ -32,7 +32,6 @@ import os
 import re
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from itertools import product
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -279,20 +278,22 @@ def reusable_bench_run(root: Path, matrix: str = SHARED_MATRIX) -> Path | None:
 def reusable_fault_run(root: Path, records: int) -> Path | None:
     """The newest complete fault matrix run under ``root`` with every cell at ``records`` inputs (what the
     fault matrix tests assert), found as notebook 05 finds it (a run being written has no faults table
-    yet); None when there is none."""
-    from eoslab.demos import FAULTS, KINDS
+    yet); None when there is none. Every cell: each fault x kind in the classic group protocol and the
+    EOS processor's KIP-848 cells (``eoslab.bench.faults.plan``)."""
+    from eoslab.bench.faults import plan
     from eoslab.runs import read_faults
 
     try:
         rows = read_faults(root)
     except FileNotFoundError:
         return None
-    every = set(product(FAULTS, KINDS))
+    every = set(plan())
     fits = [
         root / run
         for run, cells in rows.groupby("run")
         if len(cells) == len(every)
-        and set(zip(cells["fault"], cells["kind"], strict=True)) == every
+        and "group_protocol" in cells
+        and set(zip(cells["fault"], cells["kind"], cells["group_protocol"], strict=True)) == every
         and (cells["records"] == records).all()
     ]
     return max(fits, key=lambda f: (f / "faults.parquet").stat().st_mtime, default=None)

@@ -50,7 +50,8 @@ HEALTH_INTERVAL = "2s"
 
 WRAPPER_EXCLUDED = frozenset(
     {
-        # KafkaDockerWrapper's ExcludeServerPropsEnv (4.1.2): variables for the scripts, not properties.
+        # KafkaDockerWrapper's ExcludeServerPropsEnv (kafka.docker.Constants, the same eleven in 4.1.2 and
+        # 4.4.0, read with javap): variables for the scripts, not properties.
         "KAFKA_VERSION",
         "KAFKA_HEAP_OPTS",
         "KAFKA_LOG4J_OPTS",

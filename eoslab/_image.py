@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -46,14 +47,14 @@ DEBIAN_MIRROR = "http://deb.debian.org/debian"
 SCRIPTS: dict[str, str] = {
     # /opt/kafka/bin/<script> -> the main class it runs (the official image's names for them).
     "kafka-storage.sh": "kafka.tools.StorageTool",
-    "kafka-dump-log.sh": "kafka.tools.DumpLogSegments",
+    "kafka-dump-log.sh": "org.apache.kafka.tools.DumpLogSegments",
     "kafka-transactions.sh": "org.apache.kafka.tools.TransactionsCommand",
     "kafka-metadata-quorum.sh": "org.apache.kafka.tools.MetadataQuorumCommand",
     "kafka-producer-perf-test.sh": "org.apache.kafka.tools.ProducerPerformance",
     "kafka-get-offsets.sh": "org.apache.kafka.tools.GetOffsetShell",
     "kafka-topics.sh": "org.apache.kafka.tools.TopicCommand",
     "kafka-features.sh": "org.apache.kafka.tools.FeatureCommand",
-    "kafka-configs.sh": "kafka.admin.ConfigCommand",
+    "kafka-configs.sh": "org.apache.kafka.tools.ConfigCommand",
     "kafka-leader-election.sh": "org.apache.kafka.tools.LeaderElectionCommand",
     "kafka-cluster.sh": "org.apache.kafka.tools.ClusterTool",
     "kafka-console-producer.sh": "org.apache.kafka.tools.ConsoleProducer",
@@ -113,6 +114,7 @@ def kafka_image() -> str:
     local build if it is here; else the official image again (``docker compose`` pulls it).
     """
     if chosen := os.environ.get(IMAGE_ENV, "").strip():
+        check_release(chosen)
         return chosen
     try:
         if image_exists(KAFKA_IMAGE):
@@ -122,6 +124,27 @@ def kafka_image() -> str:
     except (SetupError, OSError, subprocess.TimeoutExpired):
         pass
     return KAFKA_IMAGE
+
+
+def image_release(name: str) -> str | None:
+    """The Kafka release an image's tag names (``apache/kafka:4.1.2`` -> ``4.1.2``), or None (no version tag)."""
+    ref = name.split("@", 1)[0]
+    tag = ref.rsplit(":", 1)[1] if ":" in ref.rsplit("/", 1)[-1] else ""
+    match = re.fullmatch(r"(\d+\.\d+\.\d+)(?:[-.].*)?", tag)
+    return match.group(1) if match else None
+
+
+def check_release(name: str) -> None:
+    """Refuse, in one sentence, an image whose tag names another Kafka release than the pinned one.
+
+    An image without a version tag (``latest``, a mirror's own name) is taken at its word.
+    """
+    release = image_release(name)
+    if release is not None and release != KAFKA_VERSION:
+        raise SetupError(
+            f"The Kafka image {name} is Kafka {release}, but this kit is built for Kafka {KAFKA_VERSION}: "
+            f"set {IMAGE_ENV}={KAFKA_IMAGE} (or {LOCAL_IMAGE}, `eoslab image build`), or unset it."
+        )
 
 
 # -- the build context ------------------------------------------------------------------------------------

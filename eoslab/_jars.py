@@ -21,13 +21,27 @@ from eoslab.topology import KAFKA_VERSION
 
 
 def kafka_home_libs() -> Path | None:
+    """``$KAFKA_HOME/libs`` when set: it must hold the pinned release (``kafka_2.13-<KAFKA_VERSION>.jar``).
+
+    Another release is refused in one sentence: the kit names tools' classes, parses their output and
+    states facts of one release (DumpLogSegments left ``kafka.tools`` in 4.3, the transaction-log
+    decoder prints state names from 4.4 on; docs/versions.md lists the rest).
+    """
     home = os.environ.get("KAFKA_HOME")
     if not home:
         return None
     libs = Path(home).expanduser() / "libs"
-    if not any(libs.glob("kafka_2.13-*.jar")):
+    found = sorted(p.name for p in libs.glob("kafka_2.13-*.jar") if "-test" not in p.name)
+    if not found:
         raise SetupError(
-            f"KAFKA_HOME={home} has no libs/kafka_2.13-*.jar: unset KAFKA_HOME or point it at a Kafka 4 install."
+            f"KAFKA_HOME={home} has no libs/kafka_2.13-*.jar: unset KAFKA_HOME or point it at a Kafka "
+            f"{KAFKA_VERSION} install."
+        )
+    if f"kafka_2.13-{KAFKA_VERSION}.jar" not in found:
+        release = found[0].removeprefix("kafka_2.13-").removesuffix(".jar")
+        raise SetupError(
+            f"KAFKA_HOME={home} is Kafka {release}, but this kit is built for Kafka {KAFKA_VERSION}: point "
+            f"KAFKA_HOME at a Kafka {KAFKA_VERSION} install, or unset it (`make setup` fetches the jars)."
         )
     return libs
 

@@ -1,7 +1,7 @@
 """A child process the kit talks to in lines: one command per line on its stdin, one JSON answer per
 line on its stdout, its own log on stderr (kept, never printed under a notebook cell).
 
-The zombie producer (a librdkafka child, ``eoslab.faults``) and the Java 4.1 producer (a child JVM,
+The zombie producer (a librdkafka child, ``eoslab.faults``) and the Java 4.4 producer (a child JVM,
 ``eoslab.java_client``) are both such children. What they share lives here once: the pipes and the two
 reader threads, the pid file ``eoslab heal`` ends them by, waiting for an answer with one sentence when
 none comes, and freezing (SIGSTOP) and thawing (SIGCONT) — the zombie fault.

@@ -1,4 +1,4 @@
-"""The Java 4.1 producer, driven from Python: the client that speaks transaction version 2 (KIP-890).
+"""The Java 4.4 producer, driven from Python: the client that speaks transaction version 2 (KIP-890).
 
 librdkafka 2.x (confluent-kafka) speaks the original transaction protocol; the
 Java client of the pinned release reads ``transaction.version=2`` from the
@@ -35,6 +35,7 @@ from eoslab import _procs
 from eoslab._linechild import LineChild
 from eoslab._paths import PACKAGE_DIR, cache_dir, clients_dir
 from eoslab.errors import ClientError, SetupError
+from eoslab.topology import KAFKA_VERSION
 
 SOURCE = PACKAGE_DIR / "_java" / "txnclient" / "TxnClient.java"
 CALL_TIMEOUT = 90.0  # above the Java client's own max.block.ms (60 s) and delivery.timeout.ms (120 s is its default;
@@ -74,7 +75,8 @@ def compiled_dir() -> Path:
     from eoslab._jars import kafka_clients_jar
     from eoslab._java import javac_executable
 
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
+    # Keyed by the source and the pinned release: a class compiled against another kafka-clients is not reused.
+    digest = hashlib.sha256(SOURCE.read_bytes() + KAFKA_VERSION.encode()).hexdigest()[:12]
     out = cache_dir() / f"txnclient-{digest}"
     if (out / "TxnClient.class").is_file():
         return out
@@ -100,7 +102,7 @@ def compiled_dir() -> Path:
 
 
 class JavaProducer(LineChild):
-    """One Java ``KafkaProducer`` (the pinned 4.1 client) in a child JVM.
+    """One Java ``KafkaProducer`` (the pinned 4.4 client) in a child JVM.
 
     ``config`` is keyed by the JAVA client's property names (``transactional.id``,
     ``linger.ms`` ...). Every method waits for the child's answer and returns it as
@@ -163,8 +165,12 @@ class JavaProducer(LineChild):
     def flush(self) -> dict[str, Any]:
         return self.call("flush")
 
-    def send_offsets_to_transaction(self, group: str, topic: str, partition: int, offset: int) -> dict[str, Any]:
-        return self.call("offsets", group, topic, partition, offset)
+    def send_offsets_to_transaction(
+        self, group: str, topic: str, partition: int, offset: int, member: tuple[str, int] | None = None
+    ) -> dict[str, Any]:
+        """``member``: (member id, generation or KIP-848 member epoch) for metadata the group coordinator checks
+        (KIP-447); without it, ``new ConsumerGroupMetadata(group)``, which it does not check."""
+        return self.call("offsets", group, topic, partition, offset, *(member or ()))
 
     def commit_transaction(self) -> dict[str, Any]:
         return self.call("commit")

@@ -24,6 +24,7 @@ import pandas as pd
 
 from eoslab.bench.producers import CPEER_CLIENT, CPEER_LABELS
 from eoslab.runs import FORMAT, MATRICES, NOT_IN_ROUNDS, Workload, summary_row, write_run
+from eoslab.topology import KAFKA_VERSION
 
 TRUE_OVERHEAD = {"acks1": -0.30, "acks_all": 0.0, "idempotent": 0.01, "transactional": 0.05}
 ACK_MEDIAN_MS = {"acks1": 3.0, "acks_all": 6.0, "idempotent": 6.5, "transactional": 9.0}
@@ -51,7 +52,7 @@ def _env(run_id: str, learner: str, rounds: int) -> dict[str, Any]:
         "memory_gib": 8.0,
         "os": "generated",
         "python": "3",
-        "kafka_version": "4.1.2",
+        "kafka_version": KAFKA_VERSION,
         "client": "confluent-kafka",
         "client_version": "0",
         "librdkafka_version": "0",

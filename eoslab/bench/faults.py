@@ -24,7 +24,18 @@ if TYPE_CHECKING:
 
     from eoslab.cluster import Cluster
 
-__all__ = ["DEFAULT_RECORDS", "SHOWN", "ensure_fault_run", "estimate_s", "matrix_frame", "matrix_text", "run_faults"]
+__all__ = [
+    "DEFAULT_RECORDS",
+    "KIP848_FAULTS",
+    "SHOWN",
+    "column_of",
+    "ensure_fault_run",
+    "estimate_s",
+    "matrix_frame",
+    "matrix_text",
+    "plan",
+    "run_faults",
+]
 
 DEFAULT_RECORDS = 200
 """Inputs per cell: ten batches of 20, so the fault (at the 2nd-3rd request of its kind) lands with
@@ -42,12 +53,43 @@ CELL_S = {
 }
 """What a cell costs on a quiet 2-core laptop (for the estimate printed before a run starts)."""
 
+KIP848_FAULTS: tuple[str, ...] = ("kill_processor", "kill_group_coordinator", "zombie")
+"""The faults the EOS processor also meets in a KIP-848 group (``group.protocol=consumer``) by default: the
+ones whose recovery goes through the group (a dead member's session, the group coordinator's failover, a
+paused member and its successor). A partition leader's or the transaction coordinator's death and a lost
+EndTxn answer never touch the group, so their KIP-848 cells would repeat the classic ones at 3 x 20-30 s;
+``eoslab bench faults --kip848 all`` runs them too."""
+
 SHOWN = ("lost_write", "duplicate", "aborted_read", "torn_transaction", "missing_output")
 """The anomalies the printed table shows (the Parquet rows keep every one the checker counted)."""
 
 
-def estimate_s(faults: tuple[str, ...] = FAULTS, kinds: tuple[str, ...] = KINDS) -> float:
-    return sum(CELL_S[f] for f in faults) * len(kinds)
+Planned = tuple[str, str, str]
+"""One cell to run: (fault, kind, group protocol)."""
+
+
+def plan(
+    faults: tuple[str, ...] = FAULTS, kinds: tuple[str, ...] = KINDS, kip848: tuple[str, ...] = KIP848_FAULTS
+) -> list[Planned]:
+    """The cells of a run, in the order the course tells them: per fault, each kind in the classic group
+    protocol, then the EOS processor in a KIP-848 group where ``kip848`` names the fault."""
+    cells = []
+    for fault in faults:
+        cells += [(fault, kind, "classic") for kind in kinds]
+        if "eos" in kinds and fault in kip848:
+            cells.append((fault, "eos", "consumer"))
+    return cells
+
+
+def estimate_s(
+    faults: tuple[str, ...] = FAULTS, kinds: tuple[str, ...] = KINDS, kip848: tuple[str, ...] = KIP848_FAULTS
+) -> float:
+    return sum(CELL_S[f] for f, _, _ in plan(faults, kinds, kip848))
+
+
+def column_of(kind: str, group_protocol: str = "classic") -> str:
+    """A cell's column in the printed matrix: its kind, marked when its group speaks KIP-848."""
+    return kind if group_protocol == "classic" else f"{kind} (KIP-848)"
 
 
 def run_faults(
@@ -56,11 +98,12 @@ def run_faults(
     records: int = DEFAULT_RECORDS,
     faults: tuple[str, ...] = FAULTS,
     kinds: tuple[str, ...] = KINDS,
+    kip848: tuple[str, ...] = KIP848_FAULTS,
     root: str | Path | None = None,
     progress: bool = True,
 ) -> tuple[Path, list[CellResult]]:
-    """Run every cell, write the run folder (histories, faults table, env row); the folder and the cells
-    that finished (one that could not is a row with no counts and the error as its notes)."""
+    """Run every cell of :func:`plan`, write the run folder (histories, faults table, env row); the folder
+    and the cells that finished (one that could not is a row with no counts and the error as its notes)."""
     from tqdm import tqdm
 
     from eoslab._progress import progress_bar
@@ -71,24 +114,22 @@ def run_faults(
     cells: list[CellResult] = []
     rows: list[dict[str, object]] = []
     started = time.monotonic()
-    bar = (
-        progress_bar("faults", total=len(faults) * len(kinds), unit="cell", delay=0.0)
-        if progress
-        else tqdm(disable=True)
-    )
+    todo = plan(faults, kinds, kip848)
+    bar = progress_bar("faults", total=len(todo), unit="cell", delay=0.0) if progress else tqdm(disable=True)
     try:
-        for fault in faults:
-            for kind in kinds:
-                bar.set_description(f"{fault} × {kind}")
-                t0 = time.monotonic()
-                try:
-                    cell = run_cell(cluster, fault, kind, records=records, run_dir=folder / "histories")
-                except EoslabError as e:  # the cell healed what it broke; the run goes on and says why
-                    rows.append(failed_row(run_id, fault, kind, records, time.monotonic() - t0, e))
-                else:
-                    cells.append(cell)
-                    rows.append({"run_id": run_id, **cell.row()})
-                bar.update(1)
+        for fault, kind, protocol in todo:
+            bar.set_description(f"{fault} × {column_of(kind, protocol)}")
+            t0 = time.monotonic()
+            try:
+                cell = run_cell(
+                    cluster, fault, kind, records=records, run_dir=folder / "histories", group_protocol=protocol
+                )
+            except EoslabError as e:  # the cell healed what it broke; the run goes on and says why
+                rows.append(failed_row(run_id, fault, kind, records, time.monotonic() - t0, e, protocol))
+            else:
+                cells.append(cell)
+                rows.append({"run_id": run_id, **cell.row()})
+            bar.update(1)
     finally:
         bar.close()
     env["seconds"] = env["wall_s"] = round(time.monotonic() - started, 1)
@@ -97,13 +138,16 @@ def run_faults(
     return folder, cells
 
 
-def failed_row(run_id: str, fault: str, kind: str, records: int, seconds: float, error: Exception) -> dict[str, object]:
+def failed_row(
+    run_id: str, fault: str, kind: str, records: int, seconds: float, error: Exception, group_protocol: str = "classic"
+) -> dict[str, object]:
     """A cell that could not finish (a processor that never caught up): no counts, ``valid`` false, the
     error as its notes, so the table shows it and a reader cannot take it for a clean cell."""
     return {
         "run_id": run_id,
         "fault": fault,
         "kind": kind,
+        "group_protocol": group_protocol,
         "records": records,
         "seconds": round(seconds, 2),
         "valid": False,
@@ -126,6 +170,7 @@ def matrix_frame(cells: list[CellResult]) -> pd.DataFrame:
             {
                 "fault": c.fault,
                 "kind": c.kind,
+                "group_protocol": c.group_protocol,
                 **{a: counts.get(a, 0) for a in SHOWN},
                 "seconds": round(c.seconds, 1),
                 "valid": c.verdict.valid(),
@@ -150,13 +195,15 @@ def _header(kinds: list[str], width: int) -> list[str]:
 
 
 def matrix_text(cells: list[CellResult]) -> str:
-    """The matrix as a terminal table: a row per fault, the anomaly counts of EOS | twin side by side."""
+    """The matrix as a terminal table: a row per fault, the anomaly counts of EOS | twin | EOS in a KIP-848
+    group side by side (``-`` where a fault has no such cell)."""
     width = max(len(a) for a in SHOWN)  # a name's "_" printed as " ": the same length
-    by = {(c.fault, c.kind): c for c in cells}
-    kinds = [k for k in KINDS if k in {c.kind for c in cells}]
+    by = {(c.fault, column_of(c.kind, c.group_protocol)): c for c in cells}
+    order = [column_of(k, p) for p in ("classic", "consumer") for k in KINDS]
+    columns = [k for k in order if k in {col for _, col in by}]
     faults = [f for f in FAULTS if f in {c.fault for c in cells}]
-    rows = [f"{f:<24}" + "".join(_counts_column(by.get((f, k)), width) for k in kinds) for f in faults]
-    return "\n".join([*_header(kinds, width), *rows])
+    rows = [f"{f:<24}" + "".join(_counts_column(by.get((f, k)), width) for k in columns) for f in faults]
+    return "\n".join([*_header(columns, width), *rows])
 
 
 def ensure_fault_run(cluster: Cluster, root: str | Path | None = None, records: int | None = None) -> Path:

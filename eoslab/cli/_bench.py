@@ -98,18 +98,24 @@ def _producers(args: argparse.Namespace) -> int:
     return 0
 
 
-def _faults_chosen(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """The faults and processors the options name, or None (said on stderr) when one is unknown."""
+Chosen = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+
+
+def _faults_chosen(args: argparse.Namespace) -> Chosen | None:
+    """The faults, processors and KIP-848 faults the options name, or None (said on stderr) when one is unknown."""
+    from eoslab.bench.faults import KIP848_FAULTS
     from eoslab.demos import FAULTS, KINDS
 
     faults = tuple(args.faults.split(",")) if args.faults else FAULTS
     kinds = tuple(args.kinds.split(",")) if args.kinds else KINDS
-    for name, given, known in (("--faults", faults, FAULTS), ("--kinds", kinds, KINDS)):
+    named = {None: KIP848_FAULTS, "none": (), "all": FAULTS}
+    kip848 = named[args.kip848] if args.kip848 in named else tuple(args.kip848.split(","))
+    for name, given, known in (("--faults", faults, FAULTS), ("--kinds", kinds, KINDS), ("--kip848", kip848, FAULTS)):
         unknown = [x for x in given if x not in known]
         if unknown:
             print(f"{name}: unknown {', '.join(unknown)}; use some of {','.join(known)}", file=sys.stderr)
             return None
-    return faults, kinds
+    return faults, kinds, kip848
 
 
 def _print_unfinished(folder: Path) -> None:
@@ -117,29 +123,31 @@ def _print_unfinished(folder: Path) -> None:
 
     rows = pd.read_parquet(folder / "faults.parquet")
     for r in rows[rows.notes.str.startswith("the cell did not finish")].itertuples():
-        print(f"{r.fault} × {r.kind}: {r.notes}")
+        print(f"{r.fault} × {r.kind} ({getattr(r, 'group_protocol', 'classic')}): {r.notes}")
 
 
 def _faults(args: argparse.Namespace) -> int:
-    from eoslab.bench.faults import DEFAULT_RECORDS, estimate_s, matrix_text, run_faults
+    from eoslab.bench.faults import DEFAULT_RECORDS, estimate_s, matrix_text, plan, run_faults
 
     if (chosen := _faults_chosen(args)) is None:
         return 2
-    faults, kinds = chosen
+    faults, kinds, kip848 = chosen
     cluster = cluster_of(args)
     cluster.require_running()
     records = args.records or DEFAULT_RECORDS
+    todo = len(plan(faults, kinds, kip848))
     print(
-        f"fault matrix: {len(faults)} faults × {len(kinds)} processors, {records} records per cell; "
-        f"about {estimate_s(faults, kinds) / 60:.1f} min on a quiet 2-core laptop"
+        f"fault matrix: {len(faults)} faults × {len(kinds)} processors (+ {todo - len(faults) * len(kinds)}"
+        f" EOS cells in a KIP-848 group), {records} records per cell; "
+        f"about {estimate_s(faults, kinds, kip848) / 60:.1f} min on a quiet 2-core laptop"
     )
     t0 = time.monotonic()
-    folder, cells = run_faults(cluster, records=records, faults=faults, kinds=kinds, root=args.runs_dir)
+    folder, cells = run_faults(cluster, records=records, faults=faults, kinds=kinds, kip848=kip848, root=args.runs_dir)
     print(matrix_text(cells))
     bad = [c for c in cells if c.kind == "eos" and not c.verdict.valid()]
     for c in bad:
         print(f"EOS under {c.fault}: {c.verdict.found} ({c.notes})")
-    unfinished = len(faults) * len(kinds) - len(cells)
+    unfinished = todo - len(cells)
     if unfinished:
         _print_unfinished(folder)
     print(f"written to {folder}; wall time {time.monotonic() - t0:.0f} s (load now {os.getloadavg()[0]:.1f})")
@@ -221,6 +229,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _faults_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--records", type=int, default=None, help="faults: input records per cell (default 200)")
+    s.add_argument("--faults", default=None, help="faults: which faults, comma-separated (default all six)")
+    s.add_argument("--kinds", default=None, help="faults: which processors, comma-separated (default eos,alo)")
+    s.add_argument(
+        "--kip848",
+        default=None,
+        help="faults: the faults the EOS processor also meets in a KIP-848 group (group.protocol=consumer), "
+        "comma-separated, or none, or all (default kill_processor,kill_group_coordinator,zombie)",
+    )
+
+
 def _bench_parser(sub: Subparsers) -> None:
     s = sub.add_parser("bench", help="benchmarks that print figures")
     s.add_argument("what", choices=list(BENCHES))
@@ -254,9 +274,7 @@ def _bench_parser(sub: Subparsers) -> None:
         action="store_true",
         help="producers: the client on a core of its own, the cluster's nodes on the others (local backend, Linux)",
     )
-    s.add_argument("--records", type=int, default=None, help="faults: input records per cell (default 200)")
-    s.add_argument("--faults", default=None, help="faults: which faults, comma-separated (default all six)")
-    s.add_argument("--kinds", default=None, help="faults: which processors, comma-separated (default eos,alo)")
+    _faults_options(s)
     s.add_argument("--modes", default=None, help=f"wire: modes, comma-separated (default {','.join(EOS_PEERS)})")
     s.add_argument(
         "--variants",

@@ -41,8 +41,8 @@ class Tool:
 
 
 TOOLS: dict[str, Tool] = {
-    # DumpLogSegments moved from kafka.tools to org.apache.kafka.tools in 4.3; 4.1 has the former.
-    "dump-log": Tool("kafka.tools.DumpLogSegments", "kafka-dump-log.sh"),
+    # DumpLogSegments moved from kafka.tools (Scala) to org.apache.kafka.tools (Java) in 4.3 (KAFKA-14579).
+    "dump-log": Tool("org.apache.kafka.tools.DumpLogSegments", "kafka-dump-log.sh"),
     "storage": Tool("kafka.tools.StorageTool", "kafka-storage.sh"),
     "transactions": Tool("org.apache.kafka.tools.TransactionsCommand", "kafka-transactions.sh"),
     "metadata-quorum": Tool("org.apache.kafka.tools.MetadataQuorumCommand", "kafka-metadata-quorum.sh"),

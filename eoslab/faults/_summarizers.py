@@ -258,19 +258,24 @@ def end_txn_request(req: Request, names: TopicNames) -> dict[str, Any]:
 
 
 def txn_offset_commit_request(req: Request, names: TopicNames) -> dict[str, Any]:
+    """v0-5 name the topics, v6+ (KIP-1319, the Java 4.4 client) send their ids: both read as names."""
     b = req.body
     items = [
-        {"topic": t["Name"], "partition": p["PartitionIndex"], "offset": p["CommittedOffset"]}
+        {"topic": _topic(t, names), "partition": p["PartitionIndex"], "offset": p["CommittedOffset"]}
         for t in b.get("Topics") or []
         for p in t["Partitions"]
     ]
-    return {**group_txn_request(req, names), "items": items}
+    # The group metadata KIP-447 checks (v3+): the member, and the classic generation or the KIP-848 member
+    # epoch ("GenerationId" in the schemas up to 4.3, "GenerationIdOrMemberEpoch" from 4.4).
+    generation = b.get("GenerationIdOrMemberEpoch", b.get("GenerationId"))
+    member = {"member_id": b.get("MemberId"), "generation": generation}
+    return {**group_txn_request(req, names), **member, "items": items}
 
 
 def txn_offset_commit_response(b: Body, request: dict[str, Any], names: TopicNames) -> Fields:
     items = [
         {
-            "topic": t["Name"],
+            "topic": _topic(t, names),
             "partition": p["PartitionIndex"],
             "error_code": p["ErrorCode"],
             "error": error_name(p["ErrorCode"]),

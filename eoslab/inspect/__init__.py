@@ -74,6 +74,7 @@ from eoslab.inspect._transactions import (
     parse_transaction_log,
     transaction_histories,
     transaction_history,
+    txn_state_name,
 )
 
 __all__ = [
@@ -148,4 +149,5 @@ __all__ = [
     "transaction_history",
     "transaction_version",
     "txn_index",
+    "txn_state_name",
 ]

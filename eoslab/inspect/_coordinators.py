@@ -9,7 +9,7 @@ same rule for ``__consumer_offsets``)::
 ``String.hashCode`` runs over UTF-16 code units (``h = 31*h + u``, signed
 32-bit overflow), and ``Utils.abs`` maps ``Integer.MIN_VALUE`` to 0 where
 ``Math.abs`` would leave it negative (checked in the bytecode of
-``org.apache.kafka.common.utils.Utils.abs(int)`` in kafka-clients 4.1.2).
+``org.apache.kafka.common.utils.Utils.abs(int)`` in kafka-clients 4.1.2 and 4.4.0).
 "polygenelubricants" hashes to ``Integer.MIN_VALUE``: partition 0, where a
 naive Python ``abs(h) % 50`` gives 48.
 """

@@ -6,8 +6,9 @@ ApiVersions response, in TAGGED fields (``SupportedFeatures``,
 ``FinalizedFeaturesEpoch``, ``FinalizedFeatures``, KIP-584): the Java 4.x
 client reads them there and switches to TV2 by itself. librdkafka 2.x
 ignores them and keeps the original protocol. A feature finalized at level 0
-is left out of that response (``kraft.version``, ``share.version`` here);
-FeatureCommand lists it.
+is left out of that response (``kraft.version`` here; ``share.version`` too on
+4.1.2, where it was still at 0 — 4.4.0 finalizes it at 2, and ``streams.version``
+at 1); FeatureCommand lists it.
 
 Two ways to ask, compared in the tests:
 
@@ -36,7 +37,7 @@ class Feature:
     """One feature: the level the cluster finalized and the range this broker supports.
 
     ``finalized`` is an int for ApiVersions; FeatureCommand prints
-    ``metadata.version`` as a release name (``4.1-IV1``), kept as text.
+    ``metadata.version`` as a release name (``4.4-IV2``), kept as text.
     """
 
     name: str

@@ -8,7 +8,7 @@ retention of it):
   replica answers, not only the leader, so a lesson can compare them;
 - on disk, the ``<offset>.snapshot`` files that a broker writes when a segment
   rolls and at a clean shutdown, and reloads at start instead of re-reading the
-  whole log. DumpLogSegments (4.1) decodes them.
+  whole log. DumpLogSegments (4.1 and 4.4) decodes them.
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@
   acts on it (KIP-98); DumpLogSegments' ``--transaction-log-decoder`` prints
   those records, which we keep in log order.
 
-``transactionStatus`` codes (``TransactionState`` in kafka-transaction-coordinator 4.1.2):
-0 Empty, 1 Ongoing, 2 PrepareCommit, 3 PrepareAbort, 4 CompleteCommit,
-5 CompleteAbort, 6 Dead, 7 PrepareEpochFence.
+``transactionStatus`` is the state's byte up to Kafka 4.3 and its name from 4.4 on (KAFKA-20712:
+the decoder resolves the byte with ``TransactionState.fromId``); both are read. The bytes
+(``TransactionState`` in kafka-transaction-coordinator): 0 Empty, 1 Ongoing, 2 PrepareCommit,
+3 PrepareAbort, 4 CompleteCommit, 5 CompleteAbort, 6 Dead, 7 PrepareEpochFence.
 """
 
 from __future__ import annotations
@@ -41,6 +42,17 @@ TXN_STATES = (
     "PrepareEpochFence",
 )
 """``transactionStatus`` byte -> name, as ``kafka-transactions.sh`` spells the states."""
+
+
+def txn_state_name(status: int | str) -> str:
+    """The state of a ``transactionStatus`` value: a byte (Kafka <= 4.3) or a name (4.4+, KAFKA-20712).
+
+    A value this kit does not know comes back as ``"unknown(<value>)"`` rather than an error: a newer
+    Kafka may add a state, and the history around it is still worth reading.
+    """
+    if isinstance(status, str):
+        return status if status in TXN_STATES else f"unknown({status})"
+    return TXN_STATES[status] if 0 <= status < len(TXN_STATES) else f"unknown({status})"
 
 
 class TransactionNotFound(ClusterError):
@@ -85,9 +97,12 @@ class TxnLogEntry:
     written only when set (None when absent): ``client_transaction_version``
     is 2 for a client that speaks transaction version 2 (the Java 4.x client)
     AND for the aborts the coordinator starts itself (a fence, a timeout),
-    whatever the client; ``previous_producer_id``, ``next_producer_id`` and
-    ``next_producer_epoch`` appear when an epoch overflow hands the id a new
-    producer id. ``append_time_ms`` is the coordinator's clock when it wrote
+    whatever the client. The producer-id rotation fields: Kafka 4.1 writes none
+    of them; from 4.3 on (KAFKA-20310) the coordinator writes ``previous_producer_id`` on every
+    record (equal to ``producer_id``, and the old id on the first record under a
+    new one), and ``next_producer_id`` on the PrepareCommit/PrepareAbort whose
+    epoch bump overflows the int16 (the id the transaction completes under);
+    ``next_producer_epoch`` stayed absent on 4.4.0. ``append_time_ms`` is the coordinator's clock when it wrote
     the record; ``last_update_ms`` the time it decided the change.
     """
 
@@ -184,11 +199,10 @@ def parse_transaction_log(files: list[DumpedFile], transactional_id: str | None 
                     found.append((folder, r.offset, gone))
                     continue
                 d = v["data"]
-                status = d["transactionStatus"]
                 entry = TxnLogEntry(
                     transactional_id=tid,
                     offset=r.offset,
-                    state=TXN_STATES[status] if 0 <= status < len(TXN_STATES) else f"unknown({status})",
+                    state=txn_state_name(d["transactionStatus"]),
                     producer_id=d["producerId"],
                     producer_epoch=d["producerEpoch"],
                     partitions=_partitions(d),

@@ -25,6 +25,7 @@ FAULT_COLUMNS: tuple[str, ...] = (
     "run_id",
     "fault",
     "kind",
+    "group_protocol",
     "records",
     "seconds",
     "valid",

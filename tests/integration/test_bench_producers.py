@@ -11,6 +11,7 @@ import pytest
 from eoslab.bench._harness import SLICE_CAP
 from eoslab.cluster import Cluster
 from eoslab.runs import CPU_KINDS, FORMAT, MIN_COMMITS, Workload, cpu_table, matrix, run_folders
+from eoslab.topology import KAFKA_VERSION
 
 pytestmark = pytest.mark.cluster
 
@@ -42,7 +43,7 @@ def test_a_run_records_every_table(bench_runs: Path) -> None:
     offered = params.set_index("label").eval("rate * duration_s").astype(int)
     for kind in ("ack", "e2e_read_committed", "e2e_read_uncommitted"):
         assert (counts[kind] == offered[counts.index]).all(), kind
-    assert env.kafka_version == "4.1.2" and env.cores >= 1 and env.librdkafka_version
+    assert env.kafka_version == KAFKA_VERSION and env.cores >= 1 and env.librdkafka_version
     # The brokers' warm-up ran before the rounds (not recorded as one) and stopped at its cap or on idle compilers,
     # whose threads the local backend sees in /proc.
     assert env.warmup_rounds >= 1 and env.warmup_reason in ("jit idle", "cap", "rate plateau")

@@ -1,7 +1,7 @@
 """The Kafka image's contract that the kit relies on, proved on the image the docker tests run.
 
 Here that is the local build (eoslab/kafka, from the pinned jars); with Docker Hub it can be the
-official apache/kafka (``EOSLAB_KAFKA_IMAGE=apache/kafka:4.1.2``): the same tests hold for both.
+official apache/kafka (``EOSLAB_KAFKA_IMAGE=apache/kafka:4.4.0``): the same tests hold for both.
 The mapping of variables to properties is checked by running the image's own
 ``kafka.docker.KafkaDockerWrapper`` on every service of the rendered compose file.
 
@@ -78,7 +78,7 @@ def test_the_wrapper_turns_every_rendered_service_into_exactly_its_node_properti
         assert code == 0 and "=== rc 0" in out, out
         got = properties(section(out, "server.properties"))
         assert got == node_properties(topo, node, data_dir=CONTAINER_DATA_DIR, docker=True), node.name
-        # KAFKA_HEAP_OPTS and KAFKA_JVM_PERFORMANCE_OPTS are left to the scripts (4.1.2's exclude list)
+        # KAFKA_HEAP_OPTS and KAFKA_JVM_PERFORMANCE_OPTS are left to the scripts (the wrapper's exclude list)
         assert not {"heap.opts", "jvm.performance.opts"} & set(got)
         meta = properties(section(out, "meta.properties"))
         assert meta["cluster.id"] == topo.cluster_id and meta["node.id"] == str(node.node_id)

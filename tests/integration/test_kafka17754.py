@@ -1,5 +1,5 @@
-"""KAFKA-17754 on the real cluster (Kafka 4.1.2), as this cluster decides it: a request of transaction N
-delivered during transaction N+1 of the same producer.
+"""KAFKA-17754 on the real cluster (Kafka 4.4.0; first pinned down on 4.1.2), as this cluster decides it: a
+request of transaction N delivered during transaction N+1 of the same producer.
 
 What these tests pin down (observed, then asserted, so a change of behaviour fails loudly):
 
@@ -11,8 +11,12 @@ What these tests pin down (observed, then asserted, so a change of behaviour fai
 - librdkafka, a late Produce: librdkafka never resent the lost one (its records failed at
   message.timeout.ms, 4 s here, the transaction was aborted with an epoch bump), so the replayed copy
   carries a stale epoch: INVALID_PRODUCER_EPOCH (47), nothing written, no anomaly.
-- the Java 4.1 client (TV2: EndTxn v5, the epoch bumped by every EndTxn): the late EndTxn carries the
+- the Java 4.4 client (TV2: EndTxn v5, the epoch bumped by every EndTxn): the late EndTxn carries the
   epoch of N and is refused with PRODUCER_FENCED (90); the producer goes on, no anomaly.
+- KIP-1228 (4.2): a late copy of a TV2 transaction's COMMIT marker, sent to the partition leader while the
+  next transaction (same epoch) is open, is refused (INVALID_PRODUCER_EPOCH) when it says it is a TV2
+  marker (WriteTxnMarkers v2), and taken by the old rule when it does not (v1): the next transaction's
+  records so far become visible before it ends.
 
 Timeouts: the experiments' own (transaction.timeout.ms 10 s -> socket.timeout.ms 9.9 s, STEP_WAIT),
 in eoslab.demos.kafka17754. About 75 s together on a quiet machine.
@@ -77,3 +81,14 @@ def test_an_experiment_that_fails_midway_leaves_no_child_and_no_input_running(cl
     ]
     assert left == []
     assert not [t for t in threading.enumerate() if isinstance(t, k17754_librdkafka._Feeder)]
+
+
+def test_kip_1228_a_late_tv2_marker_is_refused_by_the_partition_leader_and_the_old_rule_took_it(cluster):
+    """N's COMMIT marker replayed to the leader while N+1 (same epoch: TV2 bumped it at N's EndTxn) is open.
+    WriteTxnMarkers never passes the proxy (broker to broker): the kit sends the late copy itself."""
+    new = k17754.stale_marker(cluster, version=2)  # TransactionVersion 2: what a 4.2+ coordinator sends
+    assert new.answer == "INVALID_PRODUCER_EPOCH", new  # the epoch must be ABOVE the producer's
+    assert new.seen_early == ("N",) and new.seen_at_end == ("N", "N+1, first half", "N+1, second half"), new
+    old = k17754.stale_marker(cluster, version=1)  # no transaction version: judged by the pre-KIP-1228 rule
+    assert old.answer == "NONE", old  # taken: an epoch not below the producer's was enough
+    assert old.seen_early == ("N", "N+1, first half"), old  # N+1's first half committed before N+1 ended

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from eoslab.bench.faults import SHOWN, matrix_frame, matrix_text
+from eoslab.bench.faults import KIP848_FAULTS, SHOWN, estimate_s, matrix_frame, matrix_text, plan
 from eoslab.demos import FAULTS, KINDS, CellResult
 from eoslab.demos.pipeline import TRIGGERS, VICTIM, PipelineError, key_led_by
 from eoslab.history import ANOMALIES, Cases, Verdict
@@ -28,8 +28,8 @@ def verdict(**counts: int) -> Verdict:
     return Verdict({n: Cases(ANOMALIES[n], counts.get(n, 0)) for n in ANOMALIES}, {"read_committed": 1})
 
 
-def cell(fault: str, kind: str, **counts: int) -> CellResult:
-    return CellResult(fault, kind, 80, 1.5, verdict(**counts), (Path("h.jsonl"),), "notes", "in", "out")
+def cell(fault: str, kind: str, protocol: str = "classic", **counts: int) -> CellResult:
+    return CellResult(fault, kind, 80, 1.5, verdict(**counts), (Path("h.jsonl"),), "notes", "in", "out", protocol)
 
 
 def test_every_cell_of_the_matrix_has_a_trigger() -> None:
@@ -105,3 +105,26 @@ def test_what_the_client_did_after_a_lost_answer_is_read_from_the_trace() -> Non
     assert resent(rows) == "the client's next EndTxn came 9.9 s later: NONE"
     assert "did not fire" in resent(rows[:1])
     assert "no EndTxn after" in resent(rows[:2])
+
+
+def test_the_eos_processor_meets_the_group_faults_in_a_kip848_group_too() -> None:
+    cells = plan()
+    assert [c for c in cells if c[2] == "classic"] == [(f, k, "classic") for f in FAULTS for k in KINDS]
+    assert [(f, k) for f, k, p in cells if p == "consumer"] == [(f, "eos") for f in KIP848_FAULTS]
+    assert plan(kip848=()) == [(f, k, "classic") for f in FAULTS for k in KINDS]
+    assert plan(kinds=("alo",)) == [(f, "alo", "classic") for f in FAULTS]  # KIP-848 cells are the EOS processor's
+    assert estimate_s() > estimate_s(kip848=()) and set(KIP848_FAULTS) < set(FAULTS)
+
+
+def test_the_printed_matrix_gives_the_kip848_cells_a_column_of_their_own() -> None:
+    cells = [cell(f, k, p, duplicate=2 if p == "consumer" and f == "zombie" else 0) for f, k, p in plan()]
+    text = matrix_text(cells)
+    assert "eos (KIP-848)" in text.splitlines()[0]
+    zombie = next(line for line in text.splitlines() if line.startswith("zombie"))
+    assert zombie.split("|")[3].split()[SHOWN.index("duplicate")] == "2"
+    leader = next(line for line in text.splitlines() if line.startswith("kill_output_leader"))
+    assert set(leader.split("|")[3].split()) == {"-"}  # no KIP-848 cell for a partition leader's death
+    frame = matrix_frame(cells)
+    assert list(frame.group_protocol).count("consumer") == len(KIP848_FAULTS)
+    row = cells[-1].row()
+    assert row["group_protocol"] == "consumer" and row["kind"] == "eos"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from eoslab import _image
 from eoslab.cluster._backend import TOOLS
+from eoslab.topology import KAFKA_IMAGE
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tools" / "system" / "docker.sh"
@@ -93,5 +94,5 @@ def test_ensure_builds_the_local_image_again_when_its_inputs_changed_and_takes_a
     monkeypatch.setattr(_image, "kafka_image", lambda: _image.LOCAL_IMAGE)
     assert cli_image._ensure() == 0 and built == [True]  # here, but perhaps of older inputs: build is cached by them
     assert "up to date" in capsys.readouterr().out
-    monkeypatch.setattr(_image, "kafka_image", lambda: "apache/kafka:4.1.2")
+    monkeypatch.setattr(_image, "kafka_image", lambda: KAFKA_IMAGE)
     assert cli_image._ensure() == 0 and built == [True]  # a pulled image is taken as it is

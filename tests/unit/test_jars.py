@@ -50,14 +50,32 @@ def test_kafka_home_without_jars_is_refused(tmp_path, monkeypatch):
         _jars.kafka_jars()
 
 
-def test_kafka_home_libs_are_used_when_set(tmp_path, monkeypatch):
-    libs = tmp_path / "libs"
+def _kafka_home(root, release):
+    libs = root / "libs"
     libs.mkdir()
-    for name in ("kafka_2.13-4.1.2.jar", "kafka-clients-4.1.2.jar"):
+    for name in (f"kafka_2.13-{release}.jar", f"kafka-clients-{release}.jar"):
         (libs / name).write_bytes(b"")
+    return libs
+
+
+def test_kafka_home_libs_are_used_when_set(tmp_path, monkeypatch):
+    libs = _kafka_home(tmp_path, KAFKA_VERSION)
     monkeypatch.setenv("KAFKA_HOME", str(tmp_path))
     assert _jars.kafka_jars() == sorted(str(p) for p in libs.glob("*.jar"))
-    assert _jars.kafka_clients_jar().name == "kafka-clients-4.1.2.jar"
+    assert _jars.kafka_clients_jar().name == f"kafka-clients-{KAFKA_VERSION}.jar"
+
+
+@pytest.mark.parametrize("release", ["4.1.2", "4.3.1", "3.9.2"])
+def test_kafka_home_of_another_release_is_one_sentence(tmp_path, monkeypatch, release):
+    _kafka_home(tmp_path, release)
+    monkeypatch.setenv("KAFKA_HOME", str(tmp_path))
+    with pytest.raises(SetupError) as caught:
+        _jars.kafka_jars()
+    msg = str(caught.value)
+    assert msg == (
+        f"KAFKA_HOME={tmp_path} is Kafka {release}, but this kit is built for Kafka {KAFKA_VERSION}: point "
+        f"KAFKA_HOME at a Kafka {KAFKA_VERSION} install, or unset it (`make setup` fetches the jars)."
+    )
 
 
 def test_cached_classpath_is_ignored_when_a_jar_vanished(tmp_path):

@@ -127,7 +127,8 @@ def test_api_versions_falls_back_when_broker_is_older(schemas: Schemas, broker: 
     port = broker(_kafka_like(schemas, {18: (0, 2), 22: (0, 4)}))
     with KafkaConnection("127.0.0.1", port, schemas=schemas) as conn:
         assert conn.api_versions()[22] == (0, 4)
-    assert [r.api_version for r in broker.seen] == [4, 2]
+    # the newest ApiVersions the pinned schemas know first (v5 since 4.4, KIP-1242), then the broker's highest
+    assert [r.api_version for r in broker.seen] == [schemas.request("ApiVersions").valid_versions.highest, 2]
 
 
 def test_timeout_is_a_connection_error(schemas: Schemas, broker: Any) -> None:

@@ -230,7 +230,7 @@ def test_add_offsets_and_txn_offset_commit(schemas: Schemas, version: int) -> No
         "GroupId": "g",
         "ProducerId": 7,
         "ProducerEpoch": 2,
-        "GenerationId": 3,
+        "GenerationIdOrMemberEpoch": 3,  # "GenerationId" until 4.3: a KIP-848 member sends its epoch here
         "MemberId": "m-1",
         "GroupInstanceId": None,
         "Topics": [

@@ -135,4 +135,4 @@ def test_not_a_jar(tmp_path: Path) -> None:
 def test_public_surface() -> None:
     assert protocol.__all__ == sorted(protocol.__all__)
     assert all(hasattr(protocol, name) for name in protocol.__all__)
-    assert protocol.KAFKA_VERSION == "4.1.2"
+    assert protocol.KAFKA_VERSION == "4.4.0"

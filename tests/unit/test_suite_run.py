@@ -92,11 +92,11 @@ def _main(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *argv: str, fail: str | None = None
 ) -> tuple[int, list[str]]:
     rec = Recorder(fail)
-    monkeypatch.setattr(suite.subprocess, "run", rec.run)
-    monkeypatch.setattr(suite.subprocess, "Popen", rec.popen)
-    monkeypatch.setattr(suite.suite_ports, "choose_base", lambda learner: 150)
-    monkeypatch.setattr(suite.learner_guard, "snapshot", lambda offset, data: None)
-    monkeypatch.setattr(suite.tempfile, "mkdtemp", lambda prefix: str(tmp_path / "runs"))
+    monkeypatch.setattr("tests.suite.subprocess.run", rec.run)
+    monkeypatch.setattr("tests.suite.subprocess.Popen", rec.popen)
+    monkeypatch.setattr("tests.suite.suite_ports.choose_base", lambda learner: 150)
+    monkeypatch.setattr("tests.suite.learner_guard.snapshot", lambda offset, data: None)
+    monkeypatch.setattr("tests.suite.tempfile.mkdtemp", lambda prefix: str(tmp_path / "runs"))
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "lab-image.log").write_text("")
     for var in ("CLUSTER_WORKERS", "COURSE_WORKERS", "TEST_WORKERS", "EOSLAB_COURSE_BACKEND"):
@@ -161,10 +161,10 @@ def test_a_learners_cluster_that_changed_fails_the_run_naming_what_changed(monke
     after = learner_guard.Snapshot("local", {"broker-1": ("running", 12)}, frozenset({"orders", "mine"}))
     snaps = iter([before, after])
     rec = Recorder()
-    monkeypatch.setattr(suite.subprocess, "run", rec.run)
-    monkeypatch.setattr(suite.subprocess, "Popen", rec.popen)
-    monkeypatch.setattr(suite.suite_ports, "choose_base", lambda learner: 150)
-    monkeypatch.setattr(suite.learner_guard, "snapshot", lambda offset, data: next(snaps))
+    monkeypatch.setattr("tests.suite.subprocess.run", rec.run)
+    monkeypatch.setattr("tests.suite.subprocess.Popen", rec.popen)
+    monkeypatch.setattr("tests.suite.suite_ports.choose_base", lambda learner: 150)
+    monkeypatch.setattr("tests.suite.learner_guard.snapshot", lambda offset, data: next(snaps))
     assert suite.main(["unit"]) == 1
     err = capsys.readouterr().err
     assert "broker-1 was running (pid 11), is running (pid 12)" in err and "partition folders gone: b/x-0" in err

@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 from collections.abc import Collection
-from itertools import product
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from eoslab.demos import FAULTS, KINDS
+from eoslab.bench.faults import plan
 from eoslab.runs import COLUMNS, FAULT_COLUMNS, FORMAT, write_faults_run, write_run
 from tests.worker_clusters import WORKER_OFFSET_STEP
 
@@ -90,10 +89,8 @@ def _bench_run(root: Path, run_id: str, matrix: str = "quick") -> Path:
 
 
 def _fault_run(root: Path, run_id: str, records: int = RECORDS, cells: int | None = None) -> Path:
-    rows = [
-        {**dict.fromkeys(FAULT_COLUMNS, 0), "run_id": run_id, "fault": f, "kind": k, "records": records, "notes": ""}
-        for f, k in list(product(FAULTS, KINDS))[:cells]
-    ]
+    base = {**dict.fromkeys(FAULT_COLUMNS, 0), "run_id": run_id, "records": records, "notes": ""}
+    rows = [{**base, "fault": f, "kind": k, "group_protocol": p} for f, k, p in plan()[:cells]]
     folder = root / f"faults-{run_id}"
     (folder / "histories").mkdir(parents=True)
     return write_faults_run(folder, rows, _env(run_id, "faults"))
@@ -132,7 +129,7 @@ def test_a_fault_run_being_written_is_not_reused(tmp_path: Path) -> None:
 
 def test_a_fault_run_of_another_size_or_with_cells_missing_is_not_reused(tmp_path: Path) -> None:
     _fault_run(tmp_path, "f1", records=200)
-    _fault_run(tmp_path, "f2", cells=len(FAULTS) * len(KINDS) - 1)
+    _fault_run(tmp_path, "f2", cells=len(plan()) - 1)
     assert suite.reusable_fault_run(tmp_path, RECORDS) is None
     assert suite.reusable_fault_run(tmp_path, 200) == tmp_path / "faults-f1"
 

@@ -1,11 +1,12 @@
-// The Java 4.1 KafkaProducer behind eoslab.java_producer.JavaProducer: one producer, commands on stdin.
+// The Java KafkaProducer (the pinned 4.4 client) behind eoslab.java_producer.JavaProducer: one producer, commands on stdin.
 //
 // Why a child JVM and not JPype: see eoslab/java_producer.py. Compiled once by the kit (javac, cached
 // in ~/.cache/eoslab), run against the pinned kafka-clients jar.
 //
 // Protocol: one command per line, fields separated by TABs; one JSON object answered per line.
 //   init <timeout_ms> | begin | send <topic> <partition> <value> | flush
-//   offsets <group> <topic> <partition> <offset> | commit | abort | id | close | exit
+//   offsets <group> <topic> <partition> <offset> [<member id> <generation or member epoch>]
+//   | commit | abort | id | close | exit
 // Arguments of the program: producer properties as key=value.
 
 import java.io.BufferedReader;
@@ -120,12 +121,18 @@ public final class TxnClient {
                         answer = b.append("]}").toString();
                         break;
                     }
-                    case "offsets":
+                    case "offsets": {
+                        // Without a member: metadata a group coordinator does not check. With one (f[5] the member
+                        // id, f[6] its generation or KIP-848 member epoch): the metadata KIP-447 checks.
+                        ConsumerGroupMetadata group = f.length > 6
+                            ? new ConsumerGroupMetadata(f[1], Integer.parseInt(f[6]), f[5], java.util.Optional.empty())
+                            : new ConsumerGroupMetadata(f[1]);
                         producer.sendOffsetsToTransaction(
                             Map.of(new TopicPartition(f[2], Integer.parseInt(f[3])), new OffsetAndMetadata(Long.parseLong(f[4]))),
-                            new ConsumerGroupMetadata(f[1]));
+                            group);
                         answer = "{\"ok\":true}";
                         break;
+                    }
                     case "commit":
                         producer.commitTransaction();
                         pending.clear();

@@ -1,4 +1,4 @@
-"""KAFKA-17754 with the Java 4.1 client: transaction N's EndTxn delivered again during transaction N+1.
+"""KAFKA-17754 with the Java 4.4 client: transaction N's EndTxn delivered again during transaction N+1.
 
 The Java 4.x producer speaks transaction version 2 (KIP-890): EndTxn v5, and every EndTxn answer carries
 the next epoch, so a late copy of N's EndTxn names an epoch that is over. The same proxy rule as the
@@ -34,7 +34,7 @@ JAVA_RECORDS_PER_TXN = 10
 
 
 def delayed_endtxn_java(cluster: Cluster, *, run_dir: Path | None = None, reuse: bool = False) -> Experiment:
-    """The delayed EndTxn with the Java 4.1 client (transaction version 2: every EndTxn bumps the epoch).
+    """The delayed EndTxn with the Java 4.4 client (transaction version 2: every EndTxn bumps the epoch).
 
     No consumer here: a transactional producer writes JAVA_TRANSACTIONS transactions of numbered records
     (each record's "origin" is its number), and its history is recorded from the client's answers.
@@ -51,7 +51,7 @@ def delayed_endtxn_java(cluster: Cluster, *, run_dir: Path | None = None, reuse:
     cluster.admin.create_topic(out, replica_assignment=plan.outputs)
     folder = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix=f"eoslab-{name}-"))
     folder.mkdir(parents=True, exist_ok=True)
-    run = _JavaRun(exp=Experiment("delayed EndTxn", "Java 4.1 (transaction version 2)"), proxy=proxy, out=out,
+    run = _JavaRun(exp=Experiment("delayed EndTxn", "Java 4.4 (transaction version 2)"), proxy=proxy, out=out,
                    transactional_id=plan.transactional_id, name=name)  # fmt: skip
     client_id = f"pipeline-{name}"
     history = folder / f"{name}-1.jsonl"

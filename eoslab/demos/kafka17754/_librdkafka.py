@@ -16,7 +16,7 @@ the fault proxy, makes one request "late", and lets the history checker judge th
   ``Committed=true``.
 - :func:`delayed_produce`: a Produce of transaction N is lost on its way; while N+1 is open, the proxy
   replays the lost copy byte for byte.
-- :func:`eoslab.demos.kafka17754.delayed_endtxn_java`: the delayed EndTxn with the Java 4.1
+- :func:`eoslab.demos.kafka17754.delayed_endtxn_java`: the delayed EndTxn with the Java 4.4
   client (TV2, EndTxn v5), in its own module.
 
 A late copy is a request the client sent once more, delivered later: the coordinator or the leader
@@ -26,8 +26,8 @@ and the checker's verdict are the experiment's results: the cluster decides, not
 
 Timeouts: ``transaction.timeout.ms`` = 10 s, so librdkafka's ``socket.timeout.ms`` = 9.9 s (derived
 in transactional mode) is how long a lost request waits before its resend; CATCH_UP of the processor.
-The delayed Produce's processor sets ``message.timeout.ms`` = 4 s (PRODUCE_MESSAGE_TIMEOUT_MS), well
-inside the transaction timeout: see there why.
+The delayed Produce's processor sets ``message.timeout.ms`` = 4 s (PRODUCE_MESSAGE_TIMEOUT_MS), the delayed
+EndTxn's 7 s (ENDTXN_MESSAGE_TIMEOUT_MS), both inside the transaction timeout: see there why.
 """
 
 from __future__ import annotations
@@ -177,6 +177,14 @@ reaches the coordinator ~5 s before the coordinator's own timeout abort (transac
 after the transaction began, checked every second). With librdkafka's default (message.timeout.ms =
 transaction.timeout.ms) both come at ~10 s and race: seen once in CI, the coordinator's abort came first,
 bumped the epoch, and the processor's own EndTxn(abort) was answered _FENCED (fatal)."""
+ENDTXN_MESSAGE_TIMEOUT_MS = 7000
+"""message.timeout.ms of the delayed EndTxn's processor: above the 5 s the written Produce's answer is held
+(``_open.HOLD_S``: those records must not fail), below transaction.timeout.ms (10 s). When the transaction the
+rules catch wrote partition 1 only (its batch had no record for partition 0), its lost records fail and the
+processor aborts; with librdkafka's default (message.timeout.ms = transaction.timeout.ms) that abort and the
+coordinator's own timeout abort both came at ~10 s, the coordinator's first, and the processor's EndTxn(abort)
+was answered _FENCED (fatal: exit 3, the experiment stopped). Seen once on 4.4.0, load 16-20. At 7 s the
+processor ends its own transaction, and the rules are added again for the next one (``_open.py``)."""
 PRODUCE_HOLD_S = 2.0
 """The delayed Produce holds the next transaction's Produce this long (shorter than its message
 timeout, so the held records are not failed too)."""
@@ -262,7 +270,7 @@ def delayed_endtxn(
     if reuse and (kept := _kept.last("endtxn", Experiment, cluster.backend.name)) is not None:
         return kept
     proxy = Proxy.connect(cluster)
-    p, src, out, feeder = _setup(cluster, "endtxn", records, run_dir)
+    p, src, out, feeder = _setup(cluster, "endtxn", records, run_dir, message_timeout_ms=ENDTXN_MESSAGE_TIMEOUT_MS)
     exp = Experiment("delayed EndTxn", "librdkafka (original protocol)")
     # The ANSWER is lost, not the request: the coordinator commits N at once. A lost request would race
     # the resend (socket.timeout.ms = transaction.timeout.ms - 100 after it was sent) against the
@@ -280,7 +288,7 @@ def delayed_endtxn(
         # The processor now waits socket.timeout.ms (9.9 s) to resend it, and sends nothing else: the rules added
         # now act on the next transaction's Produces. Its Produce to partition 0's leader is written and its answer
         # held; its Produce to partition 1's leader is lost (librdkafka fails those records after
-        # message.timeout.ms = 10 s). Added at any other moment they could act on two transactions (_open.py).
+        # message.timeout.ms = 7 s). Added at any other moment they could act on two transactions (_open.py).
         p0, p1 = plan_leaders(cluster, out)
         armed = arm(proxy, p.client_id, p0, p1)
         _wait_commits(p, n)

@@ -15,6 +15,7 @@ from eoslab._wait import wait_until
 from eoslab.demos.pipeline._parts import PipelineError
 from eoslab.demos.pipeline._plan import HOLD_S, TRIGGERS, Layout, Trigger
 from eoslab.demos.pipeline._process import CATCH_UP, PipelineProcess
+from eoslab.errors import WaitTimeout
 from eoslab.faults import Fault, Proxy
 from eoslab.history import Committed, read_history
 
@@ -40,6 +41,9 @@ SUPERVISE = 3 * CATCH_UP
 """The whole supervised catch-up: a restart (a session, 6 s), a stall (STALL_S), the work itself."""
 SUPERVISE_POLL_S = 0.5
 """How often the supervisor asks the group for its lag (one consumer, a few requests)."""
+GROUP_LIST_S = 30.0
+"""ListGroups after a cell, until the group is listed: a group coordinator restarted by the cell (and made leader
+again by the heal) lists it once it has loaded its offsets partition; 30 s for a busy laptop."""
 MAX_RESTARTS = 3
 """A processor that exits on a fatal error is restarted by the cell (as a supervisor would), at most
 this many times: more means something else is wrong."""
@@ -153,6 +157,25 @@ class Cell:
 
     def note(self, text: str) -> None:
         self.notes.append(text)
+
+    def group_type(self) -> None:
+        """Say which protocol the group spoke, as the group coordinator lists it (ListGroups: CLASSIC or CONSUMER,
+        KIP-848): the evidence that a KIP-848 cell's processors really ran in a KIP-848 group. A coordinator that
+        was just restarted lists the group once it has loaded its ``__consumer_offsets`` partition: asked again
+        until then."""
+
+        def listed() -> str | None:
+            try:
+                found = self.cluster.admin.client.list_consumer_groups(request_timeout=GROUP_LIST_S).result()
+            except KafkaException:
+                return None  # a coordinator still loading: ask again
+            return next((g.type.name for g in found.valid if g.group_id == self.layout.group), None)
+
+        try:
+            kind = wait_until(listed, timeout=GROUP_LIST_S, what=f"group {self.layout.group} listed", progress=False)
+        except WaitTimeout:
+            kind = "not listed"
+        self.note(f"group {self.layout.group}: type {kind}")
 
     def retries(self) -> None:
         """Say which calls the processors retried (their stderr: ``retrying after NAME``)."""

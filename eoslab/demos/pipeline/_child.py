@@ -37,6 +37,7 @@ from eoslab._timeouts import CLIENT_CALL
 from eoslab.demos.pipeline._loop import Pipe, load_loop
 from eoslab.demos.pipeline._parts import (
     FENCED,
+    GROUP_PROTOCOLS,
     Action,
     PipelineError,
     abort_reason,
@@ -109,9 +110,13 @@ class Processor:
             "enable.auto.commit": False,  # offsets go with the outputs (eos) or after them (alo), never on a timer
             "isolation.level": "read_committed",  # never read an aborted or open transaction's input
             "auto.offset.reset": "earliest",
-            "session.timeout.ms": SESSION_TIMEOUT_MS,
-            "heartbeat.interval.ms": 1000,
         }
+        if args.group_protocol == "consumer":
+            # KIP-848: the broker sets the session and the heartbeat (group.consumer.session.timeout.ms, 6 s on
+            # the course cluster; eoslab/topology.py); librdkafka refuses both settings with this protocol.
+            self.consumer_conf["group.protocol"] = "consumer"
+        else:
+            self.consumer_conf |= {"session.timeout.ms": SESSION_TIMEOUT_MS, "heartbeat.interval.ms": 1000}
         self.consumer = Consumer({**self.consumer_conf, **({"debug": debug} if debug else {})})
         self.producer_config: dict[str, Any] = {
             "bootstrap.servers": args.bootstrap,
@@ -315,6 +320,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--pause-at", help="POINT:N, SIGSTOP itself at POINT of batch N (a test hook; SIGCONT resumes)")
     ap.add_argument("--transaction-timeout-ms", type=int, default=TRANSACTION_TIMEOUT_MS)
     ap.add_argument("--message-timeout-ms", type=int, help="eos: message.timeout.ms (<= the transaction timeout)")
+    ap.add_argument(
+        "--group-protocol", choices=GROUP_PROTOCOLS, default="classic", help="the consumer's group.protocol"
+    )
     ap.add_argument("--loop", help="eos: FILE.py:FUNCTION or MODULE:FUNCTION, run instead of the built-in batches")
     args = ap.parse_args(argv)
     if args.mode == "eos" and not args.transactional_id:

@@ -26,8 +26,9 @@ by choosing a ``transactional.id`` / ``group.id`` whose ``__transaction_state`` 
 **The timeouts every wait follows from** (each constant here and in ``_cell`` says why it is what it is):
 ``session.timeout.ms`` = 6 s in the processors (classic group protocol, the broker's minimum): a
 killed or paused member's partitions move to its successor after it. A KIP-848 group
-(``group.protocol=consumer``) would keep them for the broker's ``group.consumer.session.timeout.ms``
-(45 s) instead, which is why the processors use the classic protocol. ``transaction.timeout.ms`` =
+(``group.protocol=consumer``, ``run_cell(..., group_protocol="consumer")``) has no such client setting:
+the broker's ``group.consumer.session.timeout.ms`` applies, 45 s by default and 6 s on the course
+cluster (``eoslab.topology``), so both protocols' cells wait out the same session. ``transaction.timeout.ms`` =
 20 s (10 s in ``drop_endtxn_response``); in transactional mode librdkafka derives
 ``socket.timeout.ms`` = ``transaction.timeout.ms`` - 100 from it (``rdkafka_conf.c``), which is how
 long it waits for a lost answer before it resends the request. A killed broker is fenced after
@@ -88,12 +89,14 @@ class CellResult:
     notes: str
     input: str = ""
     output: str = ""
+    group_protocol: str = "classic"
 
     def row(self) -> dict[str, Any]:
         """One row of the runs' ``faults`` table: the cell and every anomaly's count."""
         return {
             "fault": self.fault,
             "kind": self.kind,
+            "group_protocol": self.group_protocol,
             "records": self.records,
             "seconds": round(self.seconds, 2),
             "valid": self.verdict.valid(),
@@ -207,7 +210,8 @@ def run_cell(
     """Run one cell: fresh topics, the processor(s) under ``fault``, healed, the output judged.
 
     ``process_kwargs`` go unchanged to every :class:`PipelineProcess` the cell creates (over the
-    cell's own name, group, transactional_id, proxied). ``run_dir`` gets the histories (a new
+    cell's own name, group, transactional_id, proxied); ``group_protocol="consumer"`` runs the cell's
+    processors in a KIP-848 group. ``run_dir`` gets the histories (a new
     temporary folder if ``None``). The topics stay (``CellResult.input``/``.output``) for an audit.
     """
     if fault not in FAULTS:
@@ -217,7 +221,9 @@ def run_cell(
     if records < MIN_RECORDS:
         raise PipelineError(f"records={records}: a cell needs at least {MIN_RECORDS} so work remains after the fault.")
     started = time.monotonic()
-    name = f"{fault}-{kind}-{uuid.uuid4().hex[:6]}".replace("_", "-")
+    protocol = str(process_kwargs.get("group_protocol", "classic"))
+    tag = "" if protocol == "classic" else "-kip848"
+    name = f"{fault}-{kind}{tag}-{uuid.uuid4().hex[:6]}".replace("_", "-")
     folder = Path(run_dir) if run_dir is not None else Path(tempfile.mkdtemp(prefix=f"eoslab-{name}-"))
     folder.mkdir(parents=True, exist_ok=True)
     plan = layout(cluster, fault, name)
@@ -236,10 +242,10 @@ def run_cell(
         if cell.killed:
             cluster.restore(HEAL)  # the killed broker back, every ISR full, leaders preferred again
     cell.retries()
+    cell.group_type()
     histories = tuple(h for p in cell.procs for h in p.histories())
     verdict = check(
         histories, read_both(cluster, out), inputs=read_final(cluster, src, "read_committed"), origin=origin_of
     )
-    return CellResult(
-        fault, kind, records, time.monotonic() - started, verdict, histories, "; ".join(cell.notes), src, out
-    )
+    seconds = time.monotonic() - started
+    return CellResult(fault, kind, records, seconds, verdict, histories, "; ".join(cell.notes), src, out, protocol)

@@ -127,6 +127,11 @@ def origin_of(value: str | None) -> Position | None:
 MODES = ("eos", "alo")
 """``eos``: outputs and input offsets in one transaction; ``alo``: at-least-once, offsets committed
 after the outputs are acknowledged."""
+GROUP_PROTOCOLS = ("classic", "consumer")
+"""The processors' consumer group protocol (librdkafka's ``group.protocol``): the classic one (librdkafka's
+default: the member's own ``session.timeout.ms``, the generation in its group metadata), or KIP-848's
+(``consumer``, librdkafka >= 2.12 and Kafka 4.0+: the broker sets the session, the member epoch is in the
+metadata)."""
 
 DIE_POINTS = {
     "after-produce": "the batch's outputs are acknowledged (flushed); its input offsets are not committed "

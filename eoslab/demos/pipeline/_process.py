@@ -31,7 +31,7 @@ from eoslab._librdkafka import KIT
 from eoslab._paths import clients_dir
 from eoslab._timeouts import CLIENT_CALL, NODE_STOP, PROBE
 from eoslab._wait import wait_until
-from eoslab.demos.pipeline._parts import MODES, PipelineError, parse_die_at
+from eoslab.demos.pipeline._parts import GROUP_PROTOCOLS, MODES, PipelineError, parse_die_at
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
@@ -66,6 +66,7 @@ class PipelineProcess:
     :attr:`client_id`, so a proxy rule can hit this processor's requests and no one else's.
     ``loop`` (``"path/to/file.py:function"`` or ``"module:function"``, eos only) runs that function
     as the processor's loop instead of the built-in batches (:class:`eoslab.demos.pipeline.Pipe`).
+    ``group_protocol``: ``"classic"`` (librdkafka's default) or ``"consumer"`` (KIP-848), for its consumer.
     """
 
     def __init__(
@@ -83,9 +84,12 @@ class PipelineProcess:
         proxied: bool = False,
         message_timeout_ms: int | None = None,
         loop: str | None = None,
+        group_protocol: str = "classic",
     ) -> None:
         if mode not in MODES:
             raise PipelineError(f"mode={mode!r}: use one of {MODES}.")
+        if group_protocol not in GROUP_PROTOCOLS:
+            raise PipelineError(f"group_protocol={group_protocol!r}: use one of {GROUP_PROTOCOLS}.")
         if loop is not None and mode != "eos":
             raise PipelineError(f"loop={loop!r} drives a transactional producer: use it with mode='eos'.")
         self.cluster, self.mode, self.input, self.output = cluster, mode, input, output
@@ -97,6 +101,7 @@ class PipelineProcess:
         self.proxied = proxied
         self.message_timeout_ms = message_timeout_ms
         self.loop = loop
+        self.group_protocol = group_protocol
         self.incarnation = 0
         self.proc: subprocess.Popen[bytes] | None = None
         self.paused = False
@@ -152,6 +157,8 @@ class PipelineProcess:
             cmd += ["--message-timeout-ms", str(self.message_timeout_ms)]
         if self.loop is not None:
             cmd += ["--loop", self.loop]
+        if self.group_protocol != "classic":
+            cmd += ["--group-protocol", self.group_protocol]
         # stderr to a file, not a pipe: librdkafka logs there, and a pipe nobody reads stalls a long run
         with self.stderr_file().open("wb") as err:
             self.proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=err)

@@ -1,14 +1,15 @@
-"""Two transaction protocols on one cluster: librdkafka 2.x (the original, KIP-98) and Java 4.1 (KIP-890, TV2).
+"""Two transaction protocols on one cluster: librdkafka 2.x (the original, KIP-98) and Java 4.4 (KIP-890, TV2).
 
 The same three transactions (records to A and B plus an input offset; commit,
 commit, abort) run once with each client, both through the proxy, each with
 its own transactional id and group. What differs is on the wire and on disk:
 
 ========================  =============================  ==========================================
-                          librdkafka 2.x                 Java 4.1 client, transaction.version=2
+                          librdkafka 2.x                 Java 4.4 client, transaction.version=2
 ========================  =============================  ==========================================
 partitions enrolled by    AddPartitionsToTxn v0          the partition leader, on Produce v12+
-offsets enrolled by       AddOffsetsToTxn v0             the group coordinator, on TxnOffsetCommit v5
+offsets enrolled by       AddOffsetsToTxn v0             the group coordinator, on TxnOffsetCommit v6
+TxnOffsetCommit           v3, topic names                v6, topic ids (KIP-1319; v5 in 4.1)
 Produce                   v10, topic names               v13, topic ids (KIP-516)
 EndTxn                    v1                             v5, answered with a bumped epoch
 epoch                     changes when fenced or bumped  +1 at every commit or abort
@@ -41,7 +42,7 @@ JAVA_PRODUCER: dict[str, Any] = {
 
 
 def java_producer(lesson: TransactionLesson, name: str, transactional_id: str) -> JavaProducer:
-    """A Java 4.1 transactional producer of this lesson, through the proxy (started, not initialised)."""
+    """A Java 4.4 transactional producer of this lesson, through the proxy (started, not initialised)."""
     if transactional_id not in lesson.transactional_ids:
         lesson.transactional_ids.append(transactional_id)
     conf = {
@@ -187,11 +188,11 @@ def _java_calls(lesson: TransactionLesson, j: JavaProducer, plan: tuple[str, ...
 
 
 def two_protocols(lesson: TransactionLesson, plan: tuple[str, ...] = PLAN) -> TwoClients:
-    """Run ``plan`` with the librdkafka producer, then with the Java 4.1 producer; keep both steps."""
+    """Run ``plan`` with the librdkafka producer, then with the Java 4.4 producer; keep both steps."""
     tids = {"librdkafka": f"{lesson.transactional_id}-librdkafka", "java": f"{lesson.transactional_id}-java"}
     steps = {}
     with lesson.step("librdkafka 2.x", clients=[lesson.client("librdkafka")]) as steps["librdkafka"]:
         _librdkafka(lesson, tids["librdkafka"], plan)
-    with lesson.step("Java 4.1", clients=[lesson.client("java")]) as steps["java"]:
+    with lesson.step("Java 4.4", clients=[lesson.client("java")]) as steps["java"]:
         _java(lesson, tids["java"], plan)
     return TwoClients(lesson, steps, tids, plan)

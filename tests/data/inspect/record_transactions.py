@@ -1,8 +1,9 @@
 """Record the transaction outputs the unit tests parse: run against a live cluster with the proxy up.
 
-    EOSLAB_PORT_OFFSET=2000 .venv/bin/python tests/data/inspect/record_transactions.py
+    EOSLAB_PORT_OFFSET=2000 .venv/bin/python tests/data/inspect/record_transactions.py [FOLDER]
 
-Writes beside this file (see README.md for what each holds):
+Writes into FOLDER (default: beside this file; ``kafka-4.4.0/`` holds the 4.4.0 recording; README.md says
+what each file holds):
 ``dump_txn_log_tv2.txt``, ``dump_markers_tv2.txt``, ``dump_txnindex.txt``,
 ``features_describe.txt``, ``api_versions_v4.json`` and ``api_versions_v4_response.hex``.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import struct
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -23,6 +25,7 @@ from eoslab.java_client import JavaProducer
 from eoslab.protocol import KafkaConnection, encode_request
 
 HERE = Path(__file__).resolve().parent
+OUT = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else HERE
 
 
 def dump_text(cluster: Cluster, broker: int, paths: list[tuple[str, str]], *flags: str) -> str:
@@ -55,7 +58,7 @@ def main() -> None:
         rd.flush(30)  # an abort drops what is still in the client's queue: flush, so the data is on disk
         (rd.commit_transaction if end == "commit" else rd.abort_transaction)(30)
 
-    # 2. Java 4.1 (TV2): commit, commit, abort.
+    # 2. The Java client (TV2): commit, commit, abort.
     jtid = f"rec-java-{run}"
     with JavaProducer(
         {**txn.JAVA_PRODUCER, "bootstrap.servers": bootstrap, "client.id": jtid, "transactional.id": jtid}
@@ -98,20 +101,22 @@ def main() -> None:
     for p in parts:
         b, files = segment_files(cluster, "__transaction_state", p, ".log")
         by_broker.setdefault(b, []).extend(files)
-    (HERE / "dump_txn_log_tv2.txt").write_text(
+    (OUT / "dump_txn_log_tv2.txt").write_text(
         "".join(dump_text(cluster, b, f, "--transaction-log-decoder") for b, f in sorted(by_broker.items()))
     )
     b, files = segment_files(cluster, topic, 0, ".log")
-    (HERE / "dump_markers_tv2.txt").write_text(dump_text(cluster, b, files, "--deep-iteration", "--print-data-log"))
+    (OUT / "dump_markers_tv2.txt").write_text(dump_text(cluster, b, files, "--deep-iteration", "--print-data-log"))
     b, files = segment_files(cluster, topic, 0, ".txnindex")
-    (HERE / "dump_txnindex.txt").write_text(dump_text(cluster, b, files))
-    (HERE / "features_describe.txt").write_text(cluster.tool("features", "--bootstrap-server", "{bootstrap}", "describe"))
+    (OUT / "dump_txnindex.txt").write_text(dump_text(cluster, b, files))
+    (OUT / "features_describe.txt").write_text(
+        cluster.tool("features", "--bootstrap-server", "{bootstrap}", "describe")
+    )
 
     node = cluster.topology.broker(1)
     body = {"ClientSoftwareName": "eoslab", "ClientSoftwareVersion": "0"}
     with KafkaConnection("127.0.0.1", node.client_port) as conn:
         decoded = conn.request("ApiVersions", 4, body)
-    (HERE / "api_versions_v4.json").write_text(json.dumps(decoded, indent=1) + "\n")
+    (OUT / "api_versions_v4.json").write_text(json.dumps(decoded, indent=1) + "\n")
     # The raw answer, exactly as the broker sent it (the proxy unit test replays it through the engine).
     import socket
 
@@ -120,7 +125,7 @@ def main() -> None:
         s.sendall(frame)
         size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
         payload = s.recv(size, socket.MSG_WAITALL)
-    (HERE / "api_versions_v4_response.hex").write_text((struct.pack(">i", size) + payload).hex() + "\n")
+    (OUT / "api_versions_v4_response.hex").write_text((struct.pack(">i", size) + payload).hex() + "\n")
     print("recorded; ids:", f"rec-rdkafka-{run}", jtid, ztid, htid, "topic", topic)
 
 
