@@ -44,10 +44,11 @@ BUILD_REQUIREMENTS = ("setuptools>=77",)
 """What ``pip install -e .`` needs to build the kit itself (pyproject's build-system), offline too."""
 
 
-CI_WORKFLOW = ".github/workflows/grade.yml"
+CI_WORKFLOW = ".github/workflows/classroom.yml"
 """Where both copies get the grading workflow (``eoslab/_resources/grade-workflow.yml``): a class that hands in
-through git (GitHub Classroom) has each push graded by the kit's own commands. Not in the kit's own repository's
-``.github/``: there every push would grade the unsolved labs."""
+through git (GitHub Classroom) has each push graded by the kit's own commands, its points per lab task reported
+to the Classroom's dashboard (the name GitHub Classroom gives its own autograding workflow). Not in the kit's own
+repository's ``.github/``: there every push would grade the unsolved labs."""
 
 
 def write_ci_workflow(dest: Path) -> Path:
@@ -81,7 +82,7 @@ class PackResult:
             "On each laptop: copy the learner folder, then `make lab` in it (no network needed; Java 17+ and "
             "Python 3.10+ must be installed).\n"
             f"Hand-in through git: both copies carry {CI_WORKFLOW}, which grades each push's changed labs "
-            '(docs/instructor.md, "Hand-in through git").'
+            'and reports their points to GitHub Classroom (docs/instructor.md, "Hand-in through git").'
         )
 
 
