@@ -95,7 +95,7 @@ def _run(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def devcontainer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, str]]:
-    """``devcontainer up`` on a fresh clone: the CLI, the clone and the container's id; removed at the end."""
+    """``devcontainer up`` on a fresh clone: the CLI, the clone and the container's label; removed at the end."""
     cli = _cli()
     course = _clone(tmp_path_factory.mktemp("devcontainer"))
     label = f"{LABEL}={uuid.uuid4().hex[:12]}"
@@ -110,7 +110,7 @@ def devcontainer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pat
         outcome = json.loads(up.stdout.strip().splitlines()[-1])
         assert outcome["outcome"] == "success", outcome
         print(f"devcontainer up (build + create + postCreate/postStart): {took:.0f} s")
-        yield cli, course, ids[0]
+        yield cli, course, label
     finally:  # whatever happened, nothing of this test is left in the engine
         ids = _run(["docker", "ps", "-aq", "--filter", f"label={label}"], timeout=60).stdout.split()
         images = {_run(["docker", "inspect", "-f", "{{.Image}}", i], timeout=60).stdout.strip() for i in ids}
@@ -121,15 +121,16 @@ def devcontainer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pat
 
 
 def _exec(dc: tuple[Path, Path, str], script: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    cli, course, _ = dc
+    """``devcontainer exec``: the container is found by the label ``up`` gave it, as the CLI finds its own."""
+    cli, course, label = dc
     argv = [str(cli), "exec", "--workspace-folder", str(course), "--override-config"]
-    argv += [str(course / ".devcontainer" / "test-override.json"), "bash", "-c", script]
+    argv += [str(course / ".devcontainer" / "test-override.json"), "--id-label", label, "bash", "-c", script]
     return _run(argv, timeout=timeout)
 
 
 @pytest.mark.timeout(3600)  # the image's first build (~10 min here), the cluster, notebook 01 (~5 min), lab 01
 def test_the_course_runs_and_grades_in_its_dev_container(devcontainer: tuple[Path, Path, str]) -> None:
-    container = devcontainer[2]
+    (container,) = _run(["docker", "ps", "-q", "--filter", f"label={devcontainer[2]}"], timeout=60).stdout.split()
     mounts = _run(["docker", "inspect", "-f", "{{json .Mounts}}", container], timeout=60).stdout
     assert "docker.sock" not in mounts, mounts  # the cluster runs in the container, not through the host's engine
     env = _exec(devcontainer, "echo $EOSLAB_BACKEND; python -c 'import eoslab; print(eoslab.__file__)'", 120)
