@@ -59,6 +59,20 @@ def write_ci_workflow(dest: Path) -> Path:
     return target
 
 
+SITE = "build/site"
+"""Where `make site` writes the course as a website (tools/site_build.py): the pack carries it, for reading offline."""
+
+
+def copy_site(root: Path, dests: list[Path]) -> bool:
+    """The built website of ``root`` (if `make site` built one) into ``site/`` of each copy: True when copied."""
+    built = root / SITE
+    if not (built / "index.html").is_file():
+        return False
+    for dest in dests:
+        shutil.copytree(built, dest / "site")
+    return True
+
+
 @dataclass
 class PackResult:
     root: str
@@ -69,16 +83,23 @@ class PackResult:
     jars: dict[str, int]
     docker_images: list[str]
     seconds: dict[str, float] = field(default_factory=dict)
+    site: bool = False
 
     def summary(self) -> str:
         jars = ", ".join(f"{k}: {v}" for k, v in self.jars.items())
         imgs = ", ".join(self.docker_images) or "none (local backend; --docker-image NAME adds one)"
         took = ", ".join(f"{k} {v:.0f} s" for k, v in self.seconds.items())
+        site = (
+            "the course as a website, for reading offline: site/index.html in both copies"
+            if self.site
+            else f"no website: `make site` builds it ({SITE}/), and the next pack carries it"
+        )
         return (
             f"learner copy (no solutions, no tests, no class notebook): {self.learner}\n"
             f"instructor copy (with solutions, tests and instructor/): {self.instructor}\n"
             f"wheels: {self.wheels} ({self.wheels_mb:.0f} MB); jars: {jars}; docker images: {imgs}\n"
             f"took: {took}\n"
+            f"{site}\n"
             "On each laptop: copy the learner folder, then `make lab` in it (no network needed; Java 17+ and "
             "Python 3.10+ must be installed).\n"
             f"Hand-in through git: both copies carry {CI_WORKFLOW}, which grades each push's changed labs "
@@ -260,6 +281,7 @@ def pack(
     _copy_tree(root, files, instructor)
     for copy in (learner, instructor):
         write_ci_workflow(copy)
+    site = copy_site(root, [learner, instructor])
     seconds["course"] = time.monotonic() - t
 
     offline = learner / ".offline"
@@ -277,6 +299,6 @@ def pack(
     seconds["jars"] = time.monotonic() - t
     images = save_docker_images(list(docker_images or []), offline / "docker")
     _link_tree(offline, instructor / ".offline")
-    result = PackResult(str(dest), str(learner), str(instructor), n_wheels, wheels_mb, jars, images, seconds)
+    result = PackResult(str(dest), str(learner), str(instructor), n_wheels, wheels_mb, jars, images, seconds, site)
     (dest / "bundle.json").write_text(json.dumps(asdict(result), indent=2) + "\n")
     return result

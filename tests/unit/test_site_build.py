@@ -122,3 +122,16 @@ def test_a_module_without_a_copy_of_its_very_cells_or_with_an_error_gives_no_pag
     timed_out = {"cells": shown, "metadata": {"eoslab_run": {"cells_not_passed": ["k (call: failed)"]}}}
     (executed / "notebooks" / "01_x.ipynb").write_text(json.dumps(timed_out))  # no error output, yet a failed run
     assert site_build.check_executed(executed) == ([], ["01_x.ipynb (cells k (call: failed))"])
+
+
+def test_the_workshop_pack_carries_the_built_site_for_reading_offline(tmp_path: Path) -> None:
+    from eoslab.course._workshop import SITE, copy_site
+
+    copies = [tmp_path / "learner", tmp_path / "instructor"]
+    assert not copy_site(tmp_path / "course", copies)  # no `make site` yet: nothing copied, the summary says so
+    built = tmp_path / "course" / SITE
+    (built / "notebooks").mkdir(parents=True)
+    (built / "index.html").write_text("<meta http-equiv=refresh>")
+    (built / "notebooks" / "index.html").write_text("the course")
+    assert copy_site(tmp_path / "course", copies)
+    assert all((c / "site" / "notebooks" / "index.html").read_text() == "the course" for c in copies)
