@@ -133,9 +133,13 @@ def test_the_course_runs_and_grades_in_its_dev_container(devcontainer: tuple[Pat
     (container,) = _run(["docker", "ps", "-q", "--filter", f"label={devcontainer[2]}"], timeout=60).stdout.split()
     mounts = _run(["docker", "inspect", "-f", "{{json .Mounts}}", container], timeout=60).stdout
     assert "docker.sock" not in mounts, mounts  # the cluster runs in the container, not through the host's engine
-    env = _exec(devcontainer, "echo $EOSLAB_BACKEND; python -c 'import eoslab; print(eoslab.__file__)'", 120)
-    backend, kit = env.stdout.split()[-2:]
+    script = (
+        "kcat -V | sed -n 4p | cut -d' ' -f2; echo $EOSLAB_BACKEND; python -c 'import eoslab; print(eoslab.__file__)'"
+    )
+    env = _exec(devcontainer, script, 120)
+    kcat, backend, kit = env.stdout.split()[-3:]
     assert backend == "local" and kit.startswith("/workspaces/eoslab/"), env.stdout + env.stderr  # the repo's kit
+    assert kcat == "1.7.1", env.stdout  # the lab image's kcat: module 04's optional cell runs there
     lab = _exec(  # postStartCommand's JupyterLab, after `eoslab up`: the forwarded port answers
         devcontainer,
         'for i in $(seq 1 300); do python -c "import urllib.request as u; '
