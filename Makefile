@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 LAB_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab test test-unit test-cluster test-course test-system unit up down status heal reset compose image lint strip site
+.PHONY: help setup lab test test-unit test-cluster test-course test-system unit up down status heal reset compose image lint strip site site-test
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -170,6 +170,10 @@ site: setup $(SITE_STAMP)  ## the course as a website in build/site/ from notebo
 	  $(LOCAL_UP) && $(BIN)/python -m tools.site_build --executed '$(SITE_EXECUTED)' --out '$(SITE_OUT)' --execute; \
 	  rc=$$?; $(LOCAL_DOWN); exit $$rc; \
 	fi
+
+site-test: site  ## the built site in Chromium (tests/browser/test_site.py): pages, links, outputs, images
+	EOSLAB_SITE_DIR='$(SITE_OUT)' EOSLAB_EXECUTED_DIR='$(SITE_EXECUTED)' $(BIN)/python -m pytest tests/browser/test_site.py \
+	  -p no:cacheprovider -q $(PYTEST_ARGS)
 
 lint: $(STAMP)  ## ruff format --check + ruff + mypy (tests/unit/test_lint.py runs the same in `make test`)
 	$(BIN)/ruff format --check eoslab tests conftest.py tools

@@ -1,7 +1,7 @@
 """The course website (`make site`) in a real browser: Debian's Chromium, driven by Playwright, over HTTP.
 
-The site is the one built from the course run's executed notebooks: ``$EOSLAB_SITE_DIR`` when it is built already,
-else built here from ``$EOSLAB_EXECUTED_DIR`` (tools/site_build.py). Every page loads without a script error; no
+The site is the one `make site` built (``$EOSLAB_SITE_DIR``) from the course run's executed notebooks
+(``$EOSLAB_EXECUTED_DIR``); `make site-test` runs this test on it. Every page loads without a script error; no
 internal link is broken (its page exists and so does its anchor); every code cell of a module shows the outputs
 its run left and none is an error; every image loads; module 03's page shows its sequence diagram (the kit's
 static SVG: no mermaid.js); each page names its run; deep dives are folded; the labs carry no solution; nothing
@@ -35,22 +35,20 @@ SEQUENCE_WORDS = ("AddPartitionsToTxn", "EndTxn")  # module 03's trace: the call
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The built site: ``$EOSLAB_SITE_DIR``, else built here from ``$EOSLAB_EXECUTED_DIR``."""
-    built, executed = os.environ.get("EOSLAB_SITE_DIR"), os.environ.get(EXECUTED)
-    if not executed:
-        pytest.skip(
-            "no executed notebooks ($EOSLAB_EXECUTED_DIR): the course run keeps them there "
-            "(tests/executed_plugin.py), and the site is built and checked against them"
-        )
-    if built:
-        assert (Path(built) / "notebooks" / "index.html").is_file(), f"EOSLAB_SITE_DIR={built} holds no built site"
-        return Path(built)
-    from tools.site_build import build
+def site() -> Path:
+    """The built site, ``$EOSLAB_SITE_DIR``, and the executed notebooks it was built from, ``$EOSLAB_EXECUTED_DIR``.
 
-    out = tmp_path_factory.mktemp("site") / "site"
-    assert build(Path(executed), out, run_execute=False) == 0, "the site did not build (see the lines above)"
-    return out
+    Both come after the course run: nbval keeps the executed copies while the course tier runs, `make site` builds
+    from them, then this test (`make site-test`). Inside the course tier itself the site does not exist yet."""
+    built, executed = os.environ.get("EOSLAB_SITE_DIR"), os.environ.get(EXECUTED)
+    if not built or not executed:
+        pytest.skip(
+            "no built site: the course run keeps its executed notebooks in $EOSLAB_EXECUTED_DIR, `make site` builds "
+            "the site from them, and `make site-test` runs this test on it ($EOSLAB_SITE_DIR)"
+        )
+    assert (Path(built) / "notebooks" / "index.html").is_file(), f"EOSLAB_SITE_DIR={built} holds no built site"
+    assert (Path(executed) / "notebooks").is_dir(), f"EOSLAB_EXECUTED_DIR={executed} holds no executed notebooks"
+    return Path(built).resolve()
 
 
 @pytest.fixture(scope="module")
