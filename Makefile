@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 LAB_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab test test-unit test-cluster test-course test-system unit up down status heal reset compose image lint strip
+.PHONY: help setup lab test test-unit test-cluster test-course test-system unit up down status heal reset compose image lint strip site site-test
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -73,6 +73,33 @@ compose: $(STAMP)  ## re-render docker-compose.yml from eoslab/topology.py
 
 image: $(STAMP)  ## build the local Kafka image eoslab/kafka (no registry; root: debootstrap) for EOSLAB_BACKEND=docker
 	$(BIN)/eoslab image build
+
+# The course as a website (docs/site.md): Sphinx + myst-nb over the notebooks a run on the cluster executed, kept by
+# nbval's course run in $$EOSLAB_EXECUTED_DIR (tests/executed_plugin.py; default site-executed/). A module without a
+# usable executed copy (none, another version of its cells, or an error) is executed first, on the local cluster:
+# started here when none runs, and stopped again. Sphinx runs in an environment of its own (.venv-site/, pinned in
+# tools/site/requirements.txt): the course's .venv, from which the lab image and the workshop bundle are made,
+# does not grow by a documentation toolchain.
+SITE_EXECUTED ?= $(or $(EOSLAB_EXECUTED_DIR),site-executed)
+SITE_OUT ?= build/site
+SITE_VENV := .venv-site
+SITE_STAMP := $(SITE_VENV)/.installed
+$(SITE_STAMP): tools/site/requirements.txt
+	$(PYTHON) -m venv $(SITE_VENV)
+	$(SITE_VENV)/bin/python -m pip install --quiet $(PIP_FROM) -r tools/site/requirements.txt
+	@touch $(SITE_STAMP)
+
+site: setup $(SITE_STAMP)  ## the course as a website in build/site/ from notebooks executed on the cluster (docs/site.md)
+	@if $(BIN)/python -m tools.site_build --executed '$(SITE_EXECUTED)' --check 2>/dev/null; then \
+	  $(BIN)/python -m tools.site_build --executed '$(SITE_EXECUTED)' --out '$(SITE_OUT)'; \
+	else \
+	  $(LOCAL_UP) && $(BIN)/python -m tools.site_build --executed '$(SITE_EXECUTED)' --out '$(SITE_OUT)' --execute; \
+	  rc=$$?; $(LOCAL_DOWN); exit $$rc; \
+	fi
+
+site-test: site  ## the built site in Chromium (tests/browser/test_site.py): pages, links, outputs, images
+	EOSLAB_SITE_DIR='$(SITE_OUT)' EOSLAB_EXECUTED_DIR='$(SITE_EXECUTED)' $(BIN)/python -m pytest tests/browser/test_site.py \
+	  -p no:cacheprovider -q $(PYTEST_ARGS)
 
 lint: $(STAMP)  ## ruff format --check + ruff + mypy (tests/unit/test_lint.py runs the same in `make test`)
 	$(BIN)/ruff format --check eoslab examples tests conftest.py tools

@@ -43,6 +43,17 @@ def _grade_class(args: argparse.Namespace) -> int:
         took = ", ".join(f"{k} in {s:.0f} s" for k, s in book.cluster_starts.items())
         print(f"grading clusters started beside yours (and stopped): {took}")
     print(f"gradebook: {book.path}")
+    for path in book.exports:
+        print(f"for your LMS and learners: {path}")
+    return 0
+
+
+def _classroom(labs: Path) -> int:
+    """One ``labNN=<base64>`` line per lab, for ``$GITHUB_OUTPUT``: GitHub Classroom's reporter reads them."""
+    from eoslab.grading import classroom_outputs
+
+    for runner, encoded in classroom_outputs(labs).items():
+        print(f"{runner}={encoded}")
     return 0
 
 
@@ -51,6 +62,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     if args.class_dir:
         return _grade_class(args)
+    if args.classroom:
+        return _classroom(Path(args.classroom))
     if not args.notebook:
         print(
             "eoslab: give a lab notebook (eoslab grade labs/lab01_idempotence.ipynb) or --class DIR.", file=sys.stderr
@@ -98,6 +111,13 @@ def _grade_parser(sub: Subparsers) -> None:
         action="store_true",
         help="with --class: the N workers all grade on the running cluster (labs that break nodes or set proxy "
         "rules then run alone, one at a time)",
+    )
+    s.add_argument(
+        "--classroom",
+        metavar="LABS",
+        help="print GitHub Classroom's results of every lab in LABS (one labNN=<base64> line each, for "
+        "$GITHUB_OUTPUT), from the reports `eoslab grade` wrote beside them: each task's points (the learner's "
+        "workflow)",
     )
     s.add_argument("--limit", type=float, default=NOTEBOOK_LIMIT, help="with --class: seconds per notebook, then 0")
     s.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT)

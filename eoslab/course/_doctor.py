@@ -242,6 +242,20 @@ def check_chromium() -> Check:
     )
 
 
+def check_kcat() -> Check:
+    """kcat (librdkafka's command-line client) is used by one optional cell of module 04 only."""
+    for exe in ("kcat", "kafkacat"):
+        if path := shutil.which(exe):
+            return Check("kcat", True, f"{path} (module 04's optional kcat cell)", required=False)
+    return Check(
+        "kcat",
+        False,
+        "not found (only module 04's optional kcat cell uses it; the lab image has it)",
+        "Install it if you want that cell: `apt install kcat` (Debian/Ubuntu) or `brew install kcat` (macOS).",
+        required=False,
+    )
+
+
 def platform_row(system: str, release: str, backend: str, in_container: bool = False) -> Check:
     """Which row of README's platform table this machine is (``system``: ``platform.system()``, ``release``:
     ``platform.release()``, ``backend``: ``$EOSLAB_BACKEND``, ``in_container``: the kit runs in the lab
@@ -293,6 +307,7 @@ CHECKS: tuple[Callable[[], Check], ...] = (
     check_jars,
     check_docker,
     check_chromium,
+    check_kcat,
 )
 
 

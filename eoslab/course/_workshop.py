@@ -44,10 +44,11 @@ BUILD_REQUIREMENTS = ("setuptools>=77",)
 """What ``pip install -e .`` needs to build the kit itself (pyproject's build-system), offline too."""
 
 
-CI_WORKFLOW = ".github/workflows/grade.yml"
+CI_WORKFLOW = ".github/workflows/classroom.yml"
 """Where both copies get the grading workflow (``eoslab/_resources/grade-workflow.yml``): a class that hands in
-through git (GitHub Classroom) has each push graded by the kit's own commands. Not in the kit's own repository's
-``.github/``: there every push would grade the unsolved labs."""
+through git (GitHub Classroom) has each push graded by the kit's own commands, its points per lab task reported
+to the Classroom's dashboard (the name GitHub Classroom gives its own autograding workflow). Not in the kit's own
+repository's ``.github/``: there every push would grade the unsolved labs."""
 
 
 def write_ci_workflow(dest: Path) -> Path:
@@ -56,6 +57,20 @@ def write_ci_workflow(dest: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(PACKAGE_DIR / "_resources" / "grade-workflow.yml", target)
     return target
+
+
+SITE = "build/site"
+"""Where `make site` writes the course as a website (tools/site_build.py): the pack carries it, for reading offline."""
+
+
+def copy_site(root: Path, dests: list[Path]) -> bool:
+    """The built website of ``root`` (if `make site` built one) into ``site/`` of each copy: True when copied."""
+    built = root / SITE
+    if not (built / "index.html").is_file():
+        return False
+    for dest in dests:
+        shutil.copytree(built, dest / "site")
+    return True
 
 
 @dataclass
@@ -68,20 +83,27 @@ class PackResult:
     jars: dict[str, int]
     docker_images: list[str]
     seconds: dict[str, float] = field(default_factory=dict)
+    site: bool = False
 
     def summary(self) -> str:
         jars = ", ".join(f"{k}: {v}" for k, v in self.jars.items())
         imgs = ", ".join(self.docker_images) or "none (local backend; --docker-image NAME adds one)"
         took = ", ".join(f"{k} {v:.0f} s" for k, v in self.seconds.items())
+        site = (
+            "the course as a website, for reading offline: site/index.html in both copies"
+            if self.site
+            else f"no website: `make site` builds it ({SITE}/), and the next pack carries it"
+        )
         return (
             f"learner copy (no solutions, no tests, no class notebook): {self.learner}\n"
             f"instructor copy (with solutions, tests and instructor/): {self.instructor}\n"
             f"wheels: {self.wheels} ({self.wheels_mb:.0f} MB); jars: {jars}; docker images: {imgs}\n"
             f"took: {took}\n"
+            f"{site}\n"
             "On each laptop: copy the learner folder, then `make lab` in it (no network needed; Java 17+ and "
             "Python 3.10+ must be installed).\n"
             f"Hand-in through git: both copies carry {CI_WORKFLOW}, which grades each push's changed labs "
-            '(docs/instructor.md, "Hand-in through git").'
+            'and reports their points to GitHub Classroom (docs/instructor.md, "Hand-in through git").'
         )
 
 
@@ -259,6 +281,7 @@ def pack(
     _copy_tree(root, files, instructor)
     for copy in (learner, instructor):
         write_ci_workflow(copy)
+    site = copy_site(root, [learner, instructor])
     seconds["course"] = time.monotonic() - t
 
     offline = learner / ".offline"
@@ -276,6 +299,6 @@ def pack(
     seconds["jars"] = time.monotonic() - t
     images = save_docker_images(list(docker_images or []), offline / "docker")
     _link_tree(offline, instructor / ".offline")
-    result = PackResult(str(dest), str(learner), str(instructor), n_wheels, wheels_mb, jars, images, seconds)
+    result = PackResult(str(dest), str(learner), str(instructor), n_wheels, wheels_mb, jars, images, seconds, site)
     (dest / "bundle.json").write_text(json.dumps(asdict(result), indent=2) + "\n")
     return result

@@ -8,6 +8,7 @@ Spark, each learner's machine named (the instructor's class notebook); ``eoslab 
 labs/ from solutions/.
 """
 
+from eoslab.grading._autograding import classroom_outputs
 from eoslab.grading._checks import CheckFailed, Verdict, guarded, verdict
 from eoslab.grading._classbook import ClassGrades, grade_class
 from eoslab.grading._classruns import ClassHandIn, ClassRuns, class_hand_ins, load_class
@@ -29,6 +30,7 @@ __all__ = [
     "TaskResult",
     "Verdict",
     "class_hand_ins",
+    "classroom_outputs",
     "collect",
     "generate_labs",
     "grade_class",

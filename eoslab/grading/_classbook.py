@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ from eoslab.grading._classrun import (
     slots_wanted,
 )
 from eoslab.grading._clusters import GradingClusters, check_machine
+from eoslab.grading._exports import FEEDBACK, LMS_CSV, class_labs, course_labs, write_feedback, write_lms_csv
 from eoslab.grading._gradebook import (
     NOTEBOOK_LIMIT,
     check_report,
@@ -53,6 +55,10 @@ RERUN = "instructor rerun"
 RERUN_HEADER = (
     "Grades from the instructor's rerun of every notebook (eoslab {version}); each learner's own report is "
     "shown beside it as self-reported, never counted."
+)
+FEEDBACK_HEADER = (
+    "Your points are those of your instructor's own rerun of the notebooks you handed in (eoslab {version}, "
+    "{date}); each task's message says what its check saw."
 )
 UNTRUSTED_HEADER = (
     "SELF-REPORTED GRADES, UNTRUSTED (--no-rerun): each score is the learner's own report, checked only "
@@ -74,6 +80,8 @@ class ClassGrades:
     notes: list[str] = field(default_factory=list)
     cluster_starts: dict[int, float] = field(default_factory=dict)
     """Seconds each grading cluster k >= 1 took to start (``eoslab up``), while the others graded."""
+    exports: list[Path] = field(default_factory=list)
+    """What the rerun wrote for other tools: the LMS's CSV and the learners' feedback folder."""
 
 
 def _self_reported(hand_in: HandIn, notebook: str) -> tuple[Any, str]:
@@ -251,8 +259,24 @@ def _rerun(
             results = read_journal(journal)
             write_gradebook(rerun_rows(hand_ins, jobs, results), path)
     rows = rerun_rows(hand_ins, jobs, results)
-    text = "\n".join([RERUN_HEADER.format(version=__version__), summary(rows), *_notes(rows, hand_ins, notes)])
-    return ClassGrades(rows, path, text, len(todo), total - len(todo), notes, starts)
+    exports, unlisted = _exports(root, hand_ins, jobs, results, course)
+    text = "\n".join(
+        [RERUN_HEADER.format(version=__version__), summary(rows), *_notes(rows, hand_ins, notes + unlisted)]
+    )
+    return ClassGrades(rows, path, text, len(todo), total - len(todo), notes, starts, exports)
+
+
+def _exports(
+    root: Path, hand_ins: list[HandIn], jobs: dict[str, list[Job]], results: Results, course: Path
+) -> tuple[list[Path], list[str]]:
+    """The LMS's CSV and a feedback file per learner (:mod:`eoslab.grading._exports`), and the hand-ins left
+    out of them because they could not be read (no learner to name)."""
+    graded = {h.learner: [results[j.key] for j in jobs[h.learner] if j.key in results] for h in hand_ins if not h.error}
+    labs = class_labs(course_labs(course), graded)
+    header = FEEDBACK_HEADER.format(version=__version__, date=time.strftime("%Y-%m-%d"))
+    paths = [write_lms_csv(root / LMS_CSV, labs, graded), write_feedback(root / FEEDBACK, labs, graded, header)]
+    unlisted = [f"{h.learner}: not in {LMS_CSV} nor {FEEDBACK}/ ({h.error})" for h in hand_ins if h.error]
+    return paths, unlisted
 
 
 def _self_reported_book(

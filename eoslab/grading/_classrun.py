@@ -245,7 +245,8 @@ def result_row(job: Job, report: Report | None, error: str = "") -> dict[str, An
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         return {**row, "score": 0, "max_score": None, "tasks": [], "graded_at": stamp, "error": error}
     tasks = [
-        {"task": t.task, "points": t.points, "max_points": t.max_points, "message": t.message} for t in report.tasks
+        {"task": t.task, "title": t.title, "points": t.points, "max_points": t.max_points, "message": t.message}
+        for t in report.tasks
     ]
     return {
         **row,

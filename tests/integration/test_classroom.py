@@ -27,6 +27,8 @@ import pytest
 
 from eoslab.grading import lab_from_solution, write_submission
 from eoslab.grading._clusters import slot_env, slot_runs
+from eoslab.grading._exports import FEEDBACK, LMS_CSV
+from tests.formats import read_canvas_gradebook
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "grading" / "solution_sample.ipynb"
@@ -156,6 +158,20 @@ def test_archives_and_folders_are_graded_together_by_the_instructors_rerun(tmp_p
     assert "notes.zip is not a readable submission" in rows[("notes.zip", "")]["error"]
     assert "cy: archive submission-cy-" in out and "does not match its manifest" in out
     assert "graded 4 notebooks now, 0 kept" in out
+    _the_lms_and_the_learners_get_the_rerun(klass)
+
+
+def _the_lms_and_the_learners_get_the_rerun(klass: Path) -> None:
+    """The same run's CSV, read as Canvas's importer reads it, and its feedback files (tests/formats.py)."""
+    canvas = read_canvas_gradebook(klass / LMS_CSV)
+    assert (canvas.assignments, canvas.points_possible) == (["lab04_a", "lab99_b"], {"lab04_a": "3", "lab99_b": "3"})
+    solved = {"lab04_a": "2", "lab99_b": "0"}  # t1 right (2 points), t2 always fails
+    assert canvas.students == {"Ana María": solved, "bo": solved, "cy": solved}  # notes.zip names no learner
+    index = json.loads((klass / FEEDBACK / "index.json").read_text())
+    ana = (klass / FEEDBACK / index["Ana María"]).read_text(encoding="utf-8")
+    assert "**Total: 2 / 6 points.**" in ana and "## lab99_b: 0 / 3 points" in ana
+    assert "| t1 | the answer | 2 / 2 | the answer is right |" in ana  # each task's message from the rerun
+    assert "| t2 | always fails | 0 / 1 | saw nothing; expected something. Hint: this task always fails |" in ana, ana
 
 
 def _swap(src: Path, dest: Path, name: str, text: str) -> None:

@@ -13,7 +13,7 @@ from eoslab.cli import main
 from eoslab.course import _doctor, doctor
 from eoslab.topology import Topology
 
-NAMES = ["platform", "Python", "Java", "memory", "ports", "CPUs", "disk", "Kafka jars", "Docker", "Chromium"]
+NAMES = ["platform", "Python", "Java", "memory", "ports", "CPUs", "disk", "Kafka jars", "Docker", "Chromium", "kcat"]
 
 
 def _one_sentence(text: str) -> bool:
@@ -67,13 +67,16 @@ def test_no_java_no_maven_no_docker_no_chromium(monkeypatch, tmp_path):
     assert not jars.ok and "Maven" in jars.todo and _one_sentence(jars.todo)
     chromium = _doctor.check_chromium()
     assert not chromium.ok and not chromium.required and "chromium.sh" in chromium.todo
+    kcat = _doctor.check_kcat()  # a note, never a requirement: one optional cell of module 04 uses it
+    assert (kcat.ok, kcat.required, kcat.mark) == (False, False, "note") and _one_sentence(kcat.todo)
     monkeypatch.setenv("EOSLAB_BACKEND", "local")
     assert _doctor.check_docker().ok  # the local backend does not need Docker
     monkeypatch.setenv("EOSLAB_BACKEND", "docker")
     docker = _doctor.check_docker()
     assert not docker.ok and docker.required and _one_sentence(docker.todo)
-    report = _doctor.Report([java, chromium])
+    report = _doctor.Report([java, chromium, kcat])
     assert not report.ready and "FAIL  Java" in str(report) and "note  Chromium" in str(report)
+    assert "note  kcat" in str(report) and _doctor.Report([kcat]).ready
 
 
 def test_a_jre_without_javac_fails_the_java_check_for_module_03(monkeypatch, tmp_path):

@@ -16,6 +16,9 @@ from eoslab.cli import build_parser
 from eoslab.course._workshop import CI_WORKFLOW, write_ci_workflow
 
 WORKFLOW = PACKAGE_DIR / "_resources" / "grade-workflow.yml"
+JOB = "run-autograding-tests"
+"""The check run GitHub Classroom's reporter writes the points into (``src/notify-classroom.js``: by that name)."""
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _workflow() -> dict[Any, Any]:
@@ -25,7 +28,7 @@ def _workflow() -> dict[Any, Any]:
 
 
 def _steps() -> list[dict[str, Any]]:
-    steps: list[dict[str, Any]] = _workflow()["jobs"]["grade"]["steps"]
+    steps: list[dict[str, Any]] = _workflow()["jobs"][JOB]["steps"]
     return steps
 
 
@@ -33,7 +36,9 @@ def test_a_push_that_changes_a_lab_is_graded_and_a_learner_can_grade_every_lab_b
     on = _workflow()["on"]
     assert "labs/**" in on["push"]["paths"]
     assert on["workflow_dispatch"]["inputs"]["labs"]["options"] == ["changed", "all"]
-    assert _workflow()["permissions"] == {"contents": "read"}  # it reads the repository, nothing else
+    assert "repository_dispatch" in on  # GitHub Classroom's own trigger
+    # it reads the repository; the reporter finds this run's check run and writes the points into it
+    assert _workflow()["permissions"] == {"contents": "read", "checks": "write", "actions": "read"}
 
 
 def test_its_steps_install_start_grade_and_keep_the_reports_in_that_order() -> None:
@@ -56,9 +61,9 @@ def test_every_kit_command_it_calls_is_one_the_kit_parses() -> None:
     calls = [
         shlex.split(m.group(1).replace('"$nb"', "labs/lab01_idempotence.ipynb"))
         for step in _steps()
-        for m in re.finditer(r"\.venv/bin/eoslab ([^|;\n]*)", step.get("run", ""))
+        for m in re.finditer(r"\.venv/bin/eoslab ([^|;>#\n]*)", step.get("run", ""))
     ]
-    assert [c[0] for c in calls] == ["up", "bench", "grade", "down"], calls
+    assert [c[0] for c in calls] == ["up", "bench", "grade", "grade", "down"], calls
     parser = build_parser()
     for argv in calls:
         parser.parse_args(argv)  # exits 2 on a command or an option the kit does not have
@@ -66,5 +71,18 @@ def test_every_kit_command_it_calls_is_one_the_kit_parses() -> None:
 
 def test_the_pack_writes_it_where_github_reads_it(tmp_path: Path) -> None:
     written = write_ci_workflow(tmp_path)
-    assert written == tmp_path / ".github" / "workflows" / "grade.yml" == tmp_path / CI_WORKFLOW
+    assert written == tmp_path / ".github" / "workflows" / "classroom.yml" == tmp_path / CI_WORKFLOW
     assert written.read_bytes() == WORKFLOW.read_bytes()
+
+
+def test_the_classroom_reporter_reads_a_runner_per_lab_from_the_grading_steps_outputs() -> None:
+    """Each lab of the course is a runner whose ``<RUNNER>_RESULTS`` is the grading step's output of that name
+    (written by ``eoslab grade --classroom labs``); the reporter runs whatever the grading step's outcome."""
+    (grade,) = [s for s in _steps() if s.get("id") == "grade"]
+    assert '.venv/bin/eoslab grade --classroom labs >> "$GITHUB_OUTPUT"' in grade["run"]
+    (reporter,) = [s for s in _steps() if "autograding-grading-reporter" in s.get("uses", "")]
+    assert reporter["uses"] == "classroom-resources/autograding-grading-reporter@v1"
+    assert reporter["if"] == "always() && steps.grade.outcome != 'skipped'"
+    runners = reporter["with"]["runners"].split(",")
+    assert runners == sorted(p.name[:5] for p in (ROOT / "labs").glob("lab*.ipynb"))  # lab01 ... lab06
+    assert reporter["env"] == {f"{r.upper()}_RESULTS": f"${{{{ steps.grade.outputs.{r} }}}}" for r in runners}
