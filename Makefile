@@ -93,8 +93,9 @@ site: setup $(SITE_STAMP)  ## the course as a website in build/site/ from notebo
 	@if $(BIN)/python -m tools.site_build --executed '$(SITE_EXECUTED)' --check 2>/dev/null; then \
 	  $(BIN)/python -m tools.site_build --executed '$(SITE_EXECUTED)' --out '$(SITE_OUT)'; \
 	else \
-	  $(LOCAL_UP) && $(BIN)/python -m tools.site_build --executed '$(SITE_EXECUTED)' --out '$(SITE_OUT)' --execute; \
-	  rc=$$?; $(LOCAL_DOWN); exit $$rc; \
+	  if $(BIN)/eoslab status >/dev/null 2>&1; then was_up=1; else was_up=; fi; \
+	  $(BIN)/eoslab up && $(BIN)/python -m tools.site_build --executed '$(SITE_EXECUTED)' --out '$(SITE_OUT)' --execute; \
+	  rc=$$?; if [ -z "$$was_up" ]; then $(BIN)/eoslab down; fi; exit $$rc; \
 	fi
 
 site-test: site  ## the built site in Chromium (tests/browser/test_site.py): pages, links, outputs, images

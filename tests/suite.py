@@ -18,7 +18,8 @@ tier's clusters; local for a quick run), EOSLAB_BROKER_JIT (c1).
 - cluster: the kit's behaviour on CLUSTER_WORKERS local clusters (gw0's started here, gwK's by its worker at
   +K*5000: conftest.py, tests/worker_clusters.py); all stopped at the end of the tier, side by side.
 - course: every notebook and lab on COURSE_WORKERS docker clusters at +500 (the containerized cluster; volumes
-  deleted after), while the lab image builds beside it.
+  deleted after), while the lab image builds beside it; then the course as a website from the notebooks it ran
+  (`make site-test`: built with Sphinx, then read in Chromium).
 - system: the docker backend's own tests, the offline install, the course in the lab container.
 What the tiers need from the system (Chromium, a Docker engine with compose v2, the Kafka image) is installed
 where missing, as root with apt (tools/system/*.sh; EOSLAB_SYSTEM_INSTALL=0 opts out and those tests skip, saying
@@ -110,9 +111,9 @@ class Suite:
         self.lab_image: subprocess.Popen[bytes] | None = None
         self.seconds: dict[str, float] = {}
 
-    def tier(self, name: str, env: dict[str, str], workers: int = 0) -> int:
+    def tier(self, name: str, env: dict[str, str], workers: int = 0, plugins: Sequence[str] = ()) -> int:
         t0 = time.monotonic()
-        rc = _run(pytest_argv(name, workers, self.extra), env)
+        rc = _run([*pytest_argv(name, workers, self.extra), *plugins], env)
         self.seconds[name] = time.monotonic() - t0
         return rc
 
@@ -146,8 +147,18 @@ class Suite:
             "EOSLAB_DATA": str(self.runs / f"kafka-data-{backend}"),
             "EOSLAB_KEEP_CLUSTER": "1",
         }
+        env["EOSLAB_EXECUTED_DIR"] = str(self.runs / "executed")  # the notebooks as run, for the site
         with _clusters(env, workers, "reset") as up:
-            return self.tier("course", env, workers) if up else 1
+            rc = self.tier("course", env, workers, ["-p", "tests.executed_plugin"]) if up else 1
+        return rc or self.site()
+
+    def site(self) -> int:
+        """The course as a website from the notebooks the course tier ran, and the site in Chromium."""
+        t0 = time.monotonic()
+        site = ["make", "--no-print-directory", "site-test", f"SITE_EXECUTED={self.runs / 'executed'}"]
+        rc = _run([*site, f"SITE_OUT={self.runs / 'site'}", "PYTEST_ARGS="], self.env)
+        self.seconds["site"] = time.monotonic() - t0
+        return rc
 
     def system(self) -> int:
         self._docker()

@@ -70,7 +70,7 @@ class Recorder:
         self.fail = fail
 
     def _name(self, argv: list[str], env: dict[str, str]) -> str:
-        words = [a for a in argv if not a.startswith("/") or a.endswith(".sh")]
+        words = [a for a in argv if not (a.startswith("/") or "=/" in a or a.endswith("=")) or a.endswith(".sh")]
         what = " ".join(words[words.index("-m") + 1 :] if "-m" in words else words)
         if "pytest" in what:
             what = f"pytest {argv[argv.index('-m', 3) + 1]}" + (
@@ -116,6 +116,7 @@ def test_make_test_runs_the_tiers_in_order_each_on_the_suites_own_clusters(monke
         "eoslab.cli image ensure @150/local",
         "eoslab.cli up @650/docker",  # the course tier's docker clusters: +500 from the base
         "pytest course -n 3 @650/docker",
+        "make --no-print-directory site-test @150/local",  # the site from the notebooks the course tier ran
         "bash tools/system/docker.sh ensure @150/local",
         "eoslab.cli image ensure @150/local",
         "pytest system -n 2 @150/local",
