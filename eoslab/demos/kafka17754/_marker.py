@@ -103,5 +103,5 @@ def _replay(
     leader = cluster.topology.broker(cluster.leader(topic, 0))
     with KafkaConnection(*leader.direct_address(), client_id="eoslab-late-marker") as conn:
         body = conn.request("WriteTxnMarkers", version, {"Markers": [marker]})
-    (code,) = [p["ErrorCode"] for m in body["Markers"] for t in m["Topics"] for p in t["Partitions"]]
+    (code,) = [int(p["ErrorCode"]) for m in body["Markers"] for t in m["Topics"] for p in t["Partitions"]]
     return error_name(code)
