@@ -185,14 +185,19 @@ def test_offsets_join_the_transaction_by_group_then_by_partition() -> None:
         "error": "NONE",
     }
     topics = [{"Name": "in", "Partitions": [{"PartitionIndex": 0, "CommittedOffset": 12}]}]
-    commit = summarize_request(request("TxnOffsetCommit", 3, {**ids, "Topics": topics}), {})
-    # v3+ carries the group metadata KIP-447 checks; a frame that leaves it out decodes to the schema's defaults
+    member = {"MemberId": "m-1", "GenerationIdOrMemberEpoch": 4}  # the group metadata KIP-447 checks (v3+)
+    commit = summarize_request(request("TxnOffsetCommit", 3, {**ids, **member, "Topics": topics}), {})
     assert commit == {
         **add,
-        "member_id": "",
-        "generation": -1,
+        "member_id": "m-1",
+        "generation": 4,
         "items": [{"topic": "in", "partition": 0, "offset": 12}],
     }
+    # v6 (KIP-1319, the Java 4.4 client) names the topic by id: the trace names it from relayed Metadata
+    tid = uuid.UUID(int=7)
+    by_id = [{"TopicId": tid, "Partitions": [{"PartitionIndex": 0, "CommittedOffset": 12}]}]
+    v6 = summarize_request(request("TxnOffsetCommit", 6, {**ids, **member, "Topics": by_id}), {tid: "in"})
+    assert v6["items"] == commit["items"]
     answer = {"Topics": [{"Name": "in", "Partitions": [{"PartitionIndex": 0, "ErrorCode": 47}]}]}
     out = summarize_response(response("TxnOffsetCommit", 3, answer), commit, {})
     assert out == {
