@@ -234,7 +234,9 @@ def _page(nb: dict[str, Any], note: str, secrets: list[tuple[str, str]], *, keep
                 cell["execution_count"] = None
     cells = cell_anchors(cells)
     cells.insert(2, _markdown(note, "eoslab-run-note"))  # under the title (its anchor, then its cell)
-    return {**nb, "cells": cells}
+    # Cells run shell lines (`!{sys.executable} ../examples/eos_loop.py ...`): IPython's lexer reads them.
+    metadata = {**nb.get("metadata", {}), "language_info": {"name": "python", "pygments_lexer": "ipython3"}}
+    return {**nb, "metadata": metadata, "cells": cells}
 
 
 def _toctree(modules: list[Path], labs: list[Path]) -> dict[str, Any]:
@@ -247,6 +249,10 @@ def prepare(executed: Path, src: Path) -> dict[str, Any]:
     shutil.rmtree(src, ignore_errors=True)
     (src / "notebooks").mkdir(parents=True)
     (src / "labs").mkdir()
+    # The programs the notebooks show and link to (../examples/eos_loop.py): on the site, files to download.
+    (src / "examples").mkdir()
+    for program in sorted((ROOT / "examples").glob("*.py")):
+        shutil.copy2(program, src / "examples" / program.name)
     secrets = machine_names()
     modules = sorted((ROOT / "notebooks").glob("*.ipynb"))
     labs = sorted((ROOT / "labs").glob("lab*.ipynb"))

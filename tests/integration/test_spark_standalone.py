@@ -5,10 +5,10 @@ the department's Spark").
 The cluster is a master and one worker started by PySpark's own daemon script (``pyspark/sbin/spark-daemon.sh``,
 what Spark's ``start-master.sh``/``start-worker.sh`` call; the pip package ships it without those wrappers), on
 loopback ports of their own, with their logs, pids and work folders in this test's temporary folder, and stopped by
-the same script at the end. Both notebooks run under nbval with the master's URL in the environment; the master's
-own account (its JSON status) then shows their applications, run by executors on the worker: the runs' Parquet
-files were read there, and module 06's audit read its topic through the Spark Kafka source, whose jars the driver
-handed to the executors (``spark.jars``).
+the same script at the end. The class notebook runs under nbval with the master's URL in the environment, and
+module 06's read of a topic runs in a session on it; the master's own account (its JSON status) then shows their
+applications, run by executors on the worker: the runs' Parquet files were read there, and the topic through the
+Spark Kafka source, whose jars the driver handed to the executors (``spark.jars``).
 """
 
 from __future__ import annotations
@@ -137,13 +137,32 @@ def test_the_class_notebook_runs_on_a_standalone_spark(standalone: Standalone, t
     assert _executors(standalone, "eoslab-class"), standalone.state()  # the class's runs were read on the worker
 
 
-def test_module_06_runs_on_a_standalone_spark_with_the_kafka_source_on_its_executors(
-    standalone: Standalone, healed: Any, bench_runs: Path, tmp_path: Path
+READ = """
+import sys
+from eoslab import analysis as A
+spark = A.spark_session(sys.argv[1])
+rows = A.read_topic(spark, sys.argv[2], sys.argv[3], "read_committed").count()
+print("rows", rows)
+"""
+
+
+def test_module_06s_kafka_reads_run_on_a_standalone_spark_with_the_source_on_its_executors(
+    standalone: Standalone, cluster: Any, topic_name: str, tmp_path: Path
 ) -> None:
-    notebook = ROOT / "notebooks" / "06_cost_of_exactly_once.ipynb"
-    proc = _nbval(notebook, standalone, ROOT / "notebooks", EOSLAB_RUNS=str(bench_runs))
-    assert proc.returncode == 0, proc.stdout[-5000:]
-    executors = _executors(standalone, "eoslab")  # module 06's session was the standalone cluster's
+    """Module 06's reads of Kafka (``read_topic``, ``audit_outputs``: all through ``kafka_source``) in a session on
+    the standalone master: the records are read by an executor on the worker, which fetched the Spark Kafka source's
+    jars from the driver (``spark.jars``). Module 06's Parquet reads are what the class notebook's test runs there."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers(), "enable.idempotence": True})
+    for i in range(7):
+        producer.produce(topic_name, value=f"{i}".encode())
+    assert producer.flush(30) == 0
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
+    argv = [sys.executable, "-c", READ, standalone.url, cluster.bootstrap_servers(), topic_name]
+    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "rows 7" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+    executors = _executors(standalone, "eoslab")  # the session was the standalone cluster's
     assert executors, standalone.state()
     fetched = [e for e in executors if "spark-sql-kafka" in (e / "stderr").read_text(errors="replace")]
     assert fetched, "no executor fetched the Spark Kafka source's jar from the driver"

@@ -35,7 +35,9 @@ from eoslab_site import jupyterlab_slug  # noqa: E402
 myst_heading_slug_func = jupyterlab_slug
 # The slug function above is a function: Sphinx cannot pickle it and says so. A module's heading levels are the
 # notebook's (an H4 under an H2 is how JupyterLab shows it too).
-suppress_warnings = ["config.cache", "myst.header"]
+# A shell line continued with a backslash (`!{sys.executable} ../examples/eos_loop.py ... \`, valid in IPython) is
+# more than IPython's Pygments lexer reads: Sphinx shows that cell with the highlighting it could do, and says so.
+suppress_warnings = ["config.cache", "myst.header", "misc.highlighting_failure"]
 
 html_theme = "sphinx_book_theme"
 html_title = "eoslab — exactly-once in Kafka"
