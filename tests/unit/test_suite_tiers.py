@@ -256,6 +256,9 @@ def test_gw0_leaves_the_lab_container_to_the_other_worker_unless_nothing_else_is
     # it first, even queued last (xdist queues the scopes with the most tests first: it has one)
     assert suite._next_scope([container], first=True) == container  # one worker (-n 1) still runs it
     assert suite.LEFT_TO_OTHERS.fullmatch(container) and suite.tier_of(container, {"docker", "browser"}) == "system"
+    dev, learner = "tests/integration/test_devcontainer.py", "tests/integration/test_beside_a_learner.py"
+    assert suite._next_scope([learner, dev, install], first=True) == learner  # gw0 leaves the dev container too
+    assert suite._next_scope([learner, dev, install], first=False) == dev
 
 
 def _asked_for(tree: ast.AST, fixtures: Collection[str]) -> set[str]:
