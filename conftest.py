@@ -195,10 +195,10 @@ LEFT_TO_OTHERS = re.compile(r"tests/browser/test_course_in_lab_container\.py|tes
 """Long scopes for the other worker, taken there before anything else, in this order: the course in the lab container
 (~180 s: its own six nodes and JupyterLab started by the documented command, notebook 01 and lab 01 in Chromium),
 then the course in its dev container (~150 s: the same notebook and lab inside it), while gw0 runs its pinned docker
-tests (~60 s), then the offline install (~120 s) and the suite beside a learner's course (~130 s). xdist queues the scopes with the most
-tests first, so a one-test scope came last: gw0, asking for its next scope while its pinned ones ran, took the
-offline install and ran it after them while gw1 sat idle for 80-85 s (runs 59, 60). gw0 takes it only when
-nothing else is left (one worker, ``-n 1``)."""
+tests (~60 s), then the offline install (~120 s) and the suite beside a learner's course (~130 s). xdist queues
+the scopes with the most tests first, so a one-test scope came last: gw0, asking for its next scope while its pinned
+ones ran, took such a scope and ran it after them while gw1 sat idle. gw0 takes them only when nothing else is left
+(one worker, ``-n 1``)."""
 
 
 LAST = re.compile(r"tests/integration/test_lifecycle\.py")
