@@ -46,6 +46,7 @@ TIERS = ("unit", "cluster", "course", "system")
 EOSLAB = [sys.executable, "-m", "eoslab.cli"]
 SUITE = ["tests", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "notebooks").glob("*.ipynb"))]
 NBVAL = ["--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=120"]
+KEEP_RUNS_ENV = "EOSLAB_SUITE_RUNS"
 
 
 def _workers(name: str, default: int) -> int:
@@ -203,7 +204,8 @@ def main(argv: Sequence[str]) -> int:
         print(f"make test: your {before.backend} cluster at offset {offset} ({data}) runs: the suite leaves it alone.")
     print(f"make test: the suite's clusters at port offset {base} (brokers from 127.0.0.1:{19091 + base}).", flush=True)
     signal.signal(signal.SIGTERM, _terminated)
-    suite = Suite(base, Path(tempfile.mkdtemp(prefix="eoslab-runs.")), extra)
+    kept = os.environ.get(KEEP_RUNS_ENV)  # a folder of measured runs to reuse (kept): tiers re-run like for like
+    suite = Suite(base, Path(kept) if kept else Path(tempfile.mkdtemp(prefix="eoslab-runs.")), extra)
     rc = 0
     try:
         for tier in tiers:
@@ -213,7 +215,11 @@ def main(argv: Sequence[str]) -> int:
     finally:
         if suite.lab_image is not None and suite.lab_image.poll() is None:
             suite.lab_image.kill()
-        shutil.rmtree(suite.runs, ignore_errors=True)
+        if not kept:
+            shutil.rmtree(suite.runs, ignore_errors=True)
+        else:  # the clusters' data goes; the measured runs stay for the next run
+            for data in suite.runs.glob("kafka-data*"):
+                shutil.rmtree(data, ignore_errors=True)
         _run(["bash", "tools/system/docker.sh", "stop"], suite.env)
         print("make test: " + ", ".join(f"{t} {s / 60:.1f} min" for t, s in suite.seconds.items()))
     if before is not None and (

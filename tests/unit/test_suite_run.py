@@ -191,3 +191,19 @@ def test_files_named_in_the_arguments_replace_the_whole_suite() -> None:
     named = suite.pytest_argv("cluster", 0, ["tests/integration/test_cluster.py::test_seed_arrangement", "-x"])
     assert "tests" not in named and not any(a.endswith(".ipynb") for a in named) and "-n" not in named
     assert named[-2:] == ["tests/integration/test_cluster.py::test_seed_arrangement", "-x"]
+
+
+def test_a_kept_runs_folder_keeps_its_measured_runs_and_loses_the_clusters_data(monkeypatch, tmp_path) -> None:
+    kept = tmp_path / "kept"
+    (kept / "kafka-data" / "broker-1").mkdir(parents=True)
+    (kept / "faults-1").mkdir()
+    (kept / "lab-image.log").write_text("")
+    monkeypatch.setenv("EOSLAB_SUITE_RUNS", str(kept))
+    rec = Recorder()
+    monkeypatch.setattr("tests.suite.subprocess.run", rec.run)
+    monkeypatch.setattr("tests.suite.subprocess.Popen", rec.popen)
+    monkeypatch.setattr("tests.suite.suite_ports.choose_base", lambda learner: 150)
+    monkeypatch.setattr("tests.suite.learner_guard.snapshot", lambda offset, data: None)
+    assert suite.main(["unit"]) == 0
+    assert (kept / "faults-1").is_dir() and not (kept / "kafka-data").exists()
+    assert rec.calls[0] == "pytest unit @150/local"
