@@ -12,6 +12,7 @@ from confluent_kafka import Producer
 from eoslab._paths import data_dir
 from eoslab._wait import wait_until
 from eoslab.bench._rounds import TOPIC_CONFIG, _trim
+from tests.integration._produce import produce_all
 
 pytestmark = pytest.mark.cluster
 
@@ -25,10 +26,7 @@ def test_trimmed_segments_leave_every_replica_within_the_retention_check(cluster
     cluster.admin.create_topic(topic_name, partitions=1, config={**TOPIC_CONFIG, "segment.bytes": str(2**20)})
     p = Producer({"bootstrap.servers": cluster.bootstrap_servers(), "acks": "all", "linger.ms": 5})
     value = b"x" * 1024
-    for _ in range(5000):  # ~5 MB: five 1 MB segments
-        p.produce(topic_name, value, partition=0)
-        p.poll(0)
-    assert p.flush(30) == 0
+    produce_all(p, topic_name, [value] * 5000, partition=0)  # ~5 MB: five 1 MB segments
 
     def each_holds(n: int):
         s = _segments(topic_name)

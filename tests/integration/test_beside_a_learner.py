@@ -24,6 +24,7 @@ from eoslab._ports import is_free
 from eoslab._wait import wait_until
 from eoslab.topology import Topology
 from tests import learner_guard
+from tests.integration._produce import produce_all
 
 pytestmark = pytest.mark.learner
 
@@ -77,9 +78,7 @@ def _learners_work() -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until the answer: its futures die with it
     admin.create_topics([NewTopic(TOPIC, 2, 3)])[TOPIC].result(30)
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
-    for i in range(10):
-        producer.produce(TOPIC, value=f"order {i}".encode(), partition=i % 2)
-    assert producer.flush(30) == 0
+    produce_all(producer, TOPIC, [{"value": f"order {i}".encode(), "partition": i % 2} for i in range(10)])
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import pytest
 import eoslab
 from eoslab import clients
 from eoslab.faults import Proxy
+from tests.integration._produce import produce_all
 
 
 @pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
@@ -44,8 +45,7 @@ def test_backend_conformance(any_cluster):
     assert proxy.health()["port_offset"] == c.topology.port_offset
     client_id = f"conformance-{uuid.uuid4().hex[:8]}"
     p = clients.producer(c, {"client.id": client_id}, proxied=True)
-    p.produce("demo", value=client_id.encode(), partition=0)
-    assert p.flush(30) == 0
+    produce_all(p, "demo", [client_id.encode()], partition=0)
     produced = proxy.trace(client_id=client_id, api="Produce").frame()
     assert list(produced.broker) == [1] and list(produced.error) == ["NONE"]
 

@@ -26,6 +26,7 @@ from confluent_kafka import Producer
 
 from eoslab import history as hist
 from eoslab._wait import wait_until
+from tests.integration._produce import produce_all
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -140,9 +141,7 @@ def test_eos_loop_killed_mid_transaction_and_restarted_writes_each_output_once(c
     cluster.admin.create_topic(src, partitions=2)
     cluster.admin.create_topic(out, partitions=2)
     p = Producer({"bootstrap.servers": cluster.bootstrap_servers()})
-    for i in range(60):
-        p.produce(src, f"order {i}".encode(), key=str(i).encode())
-    assert p.flush(30) == 0
+    produce_all(p, src, [{"value": f"order {i}".encode(), "key": str(i).encode()} for i in range(60)])
     loop = [sys.executable, str(EXAMPLES / "eos_loop.py"), "--bootstrap-servers", cluster.bootstrap_servers(),
             "--input", src, "--output", out, "--group", name, "--transactional-id", name]  # fmt: skip
     h1, h2 = tmp_path / "first.jsonl", tmp_path / "restarted.jsonl"

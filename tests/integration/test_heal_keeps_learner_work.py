@@ -12,6 +12,7 @@ import pytest
 
 import eoslab
 from eoslab import clients
+from tests.integration._produce import produce_all
 
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive]
 
@@ -42,9 +43,7 @@ def test_heal_keeps_the_learners_topics_records_and_notebooks(healed, topic_name
     cluster.admin.create_topic(topic_name, replica_assignment=[[2, 3, 1], [3, 1, 2]])
     values = [f"learner-{i}" for i in range(20)]
     p = clients.producer(cluster)
-    for i, v in enumerate(values):
-        p.produce(topic_name, value=v.encode(), partition=i % 2)
-    assert p.flush(30) == 0
+    produce_all(p, topic_name, [{"value": v.encode(), "partition": i % 2} for i, v in enumerate(values)])
     mine = tmp_path / "lab01_idempotence.ipynb"  # the learner's own work, in progress
     nb = json.loads((ROOT / "labs" / "lab01_idempotence.ipynb").read_text())
     nb["cells"][0]["source"] = "my notes: the retry kept the original offset\n"

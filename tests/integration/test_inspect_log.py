@@ -10,6 +10,7 @@ from confluent_kafka import Producer
 
 from eoslab import inspect as ins
 from eoslab._wait import wait_until
+from tests.integration._produce import produce_all
 
 pytestmark = pytest.mark.cluster
 
@@ -29,11 +30,8 @@ def dropped(cluster, topic_name):
 
 
 def _produce(producer: Producer, topic: str, n: int, partition: int = 0) -> None:
-    for i in range(n):
-        producer.produce(
-            topic, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=partition, headers=[("trace", b"1")]
-        )
-    assert producer.flush(30) == 0
+    records = [{"key": f"k{i}".encode(), "value": f"v{i}".encode()} for i in range(n)]
+    produce_all(producer, topic, records, partition=partition, headers=[("trace", b"1")])
 
 
 def test_idempotent_batches_carry_pid_epoch_and_sequence_non_idempotent_carry_minus_one(cluster, topic):

@@ -12,6 +12,7 @@ import psutil
 import pytest
 
 from eoslab import clients
+from tests.integration._produce import produce_all
 
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive, pytest.mark.last]
 
@@ -34,9 +35,7 @@ def test_down_leaves_no_process_and_up_comes_back(cluster, topic_name):
     # The learner's own topic: `eoslab down` + `eoslab up` (a laptop closed mid-lab) keeps it, with its records.
     cluster.admin.create_topic(topic_name, replica_assignment=[[1, 2, 3]])
     p = clients.producer(cluster)
-    for i in range(5):
-        p.produce(topic_name, value=f"kept-{i}".encode(), partition=0)
-    assert p.flush(30) == 0
+    produce_all(p, topic_name, [f"kept-{i}".encode() for i in range(5)], partition=0)
     cluster.pause("broker-3")  # even a SIGSTOPped JVM must go
     cluster.down()
     assert _kafka_jvms(root) == []

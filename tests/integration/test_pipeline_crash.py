@@ -24,6 +24,7 @@ from eoslab.clients import producer
 from eoslab.cluster import Cluster
 from eoslab.demos.pipeline import BATCH, EXIT_FATAL, PipelineProcess, parse_output
 from eoslab.history import Committed, Sent, check, read_both, read_final, read_history
+from tests.integration._produce import produce_all
 
 pytestmark = pytest.mark.cluster
 
@@ -38,9 +39,8 @@ def topics(cluster: Cluster, topic_name: str) -> Iterator[tuple[str, str]]:
     for t in (src, out):
         cluster.admin.create_topic(t, replica_assignment=ASSIGNMENT)
     p = producer(cluster)
-    for i in range(INPUTS):
-        p.produce(src, value=f"v{i}".encode(), key=str(i).encode(), partition=i % len(ASSIGNMENT))
-    assert p.flush(30) == 0
+    records = [{"value": f"v{i}".encode(), "key": str(i).encode()} for i in range(INPUTS)]
+    produce_all(p, src, [{**r, "partition": i % len(ASSIGNMENT)} for i, r in enumerate(records)])
     yield src, out
     for t in (src, out):
         cluster.admin.delete_topic(t)

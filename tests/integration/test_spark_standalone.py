@@ -29,6 +29,7 @@ import pytest
 from eoslab import _java
 from eoslab._ports import LOOPBACK, free_port
 from eoslab._wait import wait_until
+from tests.integration._produce import produce_all
 
 ROOT = Path(__file__).resolve().parents[2]
 MASTER = "org.apache.spark.deploy.master.Master"
@@ -154,10 +155,9 @@ def test_module_06s_kafka_reads_run_on_a_standalone_spark_with_the_source_on_its
     jars from the driver (``spark.jars``). Module 06's Parquet reads are what the class notebook's test runs there."""
     from confluent_kafka import Producer
 
+    cluster.admin.create_topic(topic_name, partitions=2)  # the brokers create no topic on first use
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers(), "enable.idempotence": True})
-    for i in range(7):
-        producer.produce(topic_name, value=f"{i}".encode())
-    assert producer.flush(30) == 0
+    produce_all(producer, topic_name, [f"{i}".encode() for i in range(7)])
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
     argv = [sys.executable, "-c", READ, standalone.url, cluster.bootstrap_servers(), topic_name]
     proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
