@@ -27,7 +27,7 @@ def produce_all(producer: Producer, topic: str, records: Iterable[bytes | dict[s
     Raises AssertionError naming the first failed delivery report (its error, e.g. ``UNKNOWN_TOPIC_OR_PART``)
     or the count of reports missing after :data:`FLUSH` seconds.
     """
-    reports: list[tuple[KafkaError | None, int]] = []
+    reports: list[tuple[KafkaError | None, int | None]] = []
 
     def on_delivery(err: KafkaError | None, msg: Message) -> None:
         reports.append((err, msg.offset()))
@@ -42,4 +42,4 @@ def produce_all(producer: Producer, topic: str, records: Iterable[bytes | dict[s
     failed = [err for err, _ in reports if err is not None]
     assert not failed, f"{len(failed)} of {sent} records to {topic!r} were not written: {failed[0]}"
     assert left == 0 and len(reports) == sent, f"{sent - len(reports)} of {sent} records to {topic!r} unanswered"
-    return [offset for _, offset in reports]
+    return [offset for _, offset in reports if offset is not None]  # a delivered record has its offset
