@@ -190,8 +190,8 @@ CONTROLLER_PROPERTIES: dict[str, str] = {
     # Controllers keep the metadata log (with the ProducerIdsRecords of module 02).
     "metadata.log.max.record.bytes.between.snapshots": "20971520",
     # The active controller appends a NoOpRecord to an idle metadata log this often (KIP-835; default 500 ms),
-    # and every other node fetches and applies it: that alone kept an idle cluster at ~0.3 of a core on 2 cores
-    # (0.14 with 5 s; docs/reliability.md, session 17). Every real change is still appended at once.
+    # and every other node fetches and applies it: that alone keeps an idle cluster at ~0.3 of a core on 2 cores
+    # (0.14 with 5 s; docs/reliability.md). Every real change is still appended at once.
     "metadata.max.idle.interval.ms": "5000",
 }
 
