@@ -6,7 +6,6 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
-# Extra arguments for `jupyter lab`, e.g. make lab LAB_ARGS="--port=8890 --no-browser".
 LAB_ARGS ?=
 
 .DEFAULT_GOAL := help
@@ -18,7 +17,6 @@ help:  ## list the targets
 # A workshop copy (`eoslab workshop pack`) installs from its own wheels: no network, no package index.
 PIP_FROM := $(if $(wildcard .offline/wheels/*.whl),--no-index --find-links=.offline/wheels,)
 
-# The first run downloads ~700 MB of wheels (pyspark alone ~430 MB): pip shows a bar per download.
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "eoslab needs Python 3.10+: install it, or use `conda env create -f environment.yml`.")'
 	$(PYTHON) -m venv $(VENV)
@@ -26,19 +24,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --progress-bar on $(PIP_FROM) -e '.[dev]'
 	@touch $(STAMP)
 
-setup: $(STAMP)  ## create .venv, install the kit, check Java 17+, resolve the Kafka jars (idempotent)
+setup: $(STAMP)  ## create .venv, install the kit (first run: ~700 MB of wheels), check Java 17+, resolve the Kafka jars
 	@$(BIN)/eoslab setup
 
-lab: setup  ## start the cluster and open the course in JupyterLab (serves this folder; EOSLAB_BACKEND=docker: in containers)
+lab: setup  ## start the cluster, open the course in JupyterLab (EOSLAB_BACKEND=docker: containers; LAB_ARGS="--port=8890")
 	@if [ "$${EOSLAB_BACKEND:-local}" = docker ]; then tools/system/docker.sh ensure && $(BIN)/eoslab image ensure; fi
 	$(BIN)/eoslab up
 	$(BIN)/eoslab lab $(LAB_ARGS)
 
-# The whole test suite, what CI runs: tests/suite.py (its docstring says what each tier does). Its clusters take
-# ports of their own, checked free, and never touch a cluster you run (`make lab`'s included).
+# tests/suite.py runs the tiers; its docstring says what each does.
 SUITE_RUN = $(BIN)/python -m tests.suite
 
-test: setup  ## run the whole suite: unit, cluster, course, system tiers (stops at the first failing tier)
+test: setup  ## the whole suite, what CI runs: unit, cluster, course, system (stops at the first failing tier; own ports, never your cluster)
 	$(SUITE_RUN) -- $(PYTEST_ARGS)
 
 test-unit: setup  ## tier 1: tests/unit whole, lint and Spark included; no cluster (a few minutes)
@@ -53,8 +50,7 @@ test-course: setup  ## tier 3: the notebooks under nbval, the labs graded, the b
 test-system: setup  ## tier 4: the docker backend, the offline workshop install, the course in the lab container (root: installs Docker)
 	$(SUITE_RUN) system -- $(PYTEST_ARGS)
 
-# The JVM-free tests, in seconds: no cluster, no Spark, no lint run (tests/unit minus the `jvm` and `lint` marks).
-unit: $(STAMP)  ## run the unit tests that need no cluster and no JVM (seconds)
+unit: $(STAMP)  ## the unit tests that need no cluster, no JVM and no lint run, in seconds (tests/unit -m "not jvm and not lint")
 	$(BIN)/python -m pytest tests/unit -m "not jvm and not lint" -q -p no:cacheprovider $(PYTEST_ARGS)
 
 up: setup  ## start the cluster
@@ -74,12 +70,7 @@ compose: $(STAMP)  ## re-render docker-compose.yml from eoslab/topology.py
 image: $(STAMP)  ## build the local Kafka image eoslab/kafka (no registry; root: debootstrap) for EOSLAB_BACKEND=docker
 	$(BIN)/eoslab image build
 
-# The course as a website (docs/site.md): Sphinx + myst-nb over the notebooks a run on the cluster executed, kept by
-# nbval's course run in $$EOSLAB_EXECUTED_DIR (tests/executed_plugin.py; default site-executed/). A module without a
-# usable executed copy (none, another version of its cells, or an error) is executed first, on the local cluster:
-# started here when none runs, and stopped again. Sphinx runs in an environment of its own (.venv-site/, pinned in
-# tools/site/requirements.txt): the course's .venv, from which the lab image and the workshop bundle are made,
-# does not grow by a documentation toolchain.
+# The course as a website: docs/site.md says what it is built from and why Sphinx has a .venv-site/ of its own.
 SITE_EXECUTED ?= $(or $(EOSLAB_EXECUTED_DIR),site-executed)
 SITE_OUT ?= build/site
 SITE_VENV := .venv-site
@@ -89,7 +80,7 @@ $(SITE_STAMP): tools/site/requirements.txt
 	$(SITE_VENV)/bin/python -m pip install --quiet $(PIP_FROM) -r tools/site/requirements.txt
 	@touch $(SITE_STAMP)
 
-site: setup $(SITE_STAMP)  ## the course as a website in build/site/ from notebooks executed on the cluster (docs/site.md)
+site: setup $(SITE_STAMP)  ## the course as a website in build/site/ from the notebooks a run executed (a missing one: run here)
 	@if $(BIN)/python -m tools.site_build --executed '$(SITE_EXECUTED)' --check 2>/dev/null; then \
 	  $(BIN)/python -m tools.site_build --executed '$(SITE_EXECUTED)' --out '$(SITE_OUT)'; \
 	else \
@@ -108,4 +99,4 @@ lint: $(STAMP)  ## ruff format --check + ruff + mypy (tests/unit/test_lint.py ru
 	$(BIN)/mypy eoslab examples tests conftest.py tools
 
 strip: $(STAMP)  ## strip outputs from every notebook before committing
-	$(BIN)/nbstripout --keep-id notebooks/*.ipynb labs/*.ipynb solutions/*.ipynb instructor/*.ipynb 2>/dev/null || true  # --keep-id: issues and grading name cells by id
+	$(BIN)/nbstripout --keep-id notebooks/*.ipynb labs/*.ipynb solutions/*.ipynb instructor/*.ipynb 2>/dev/null || true  # --keep-id: tests, issues and grading name cells by id

@@ -190,8 +190,8 @@ CONTROLLER_PROPERTIES: dict[str, str] = {
     # Controllers keep the metadata log (with the ProducerIdsRecords of module 02).
     "metadata.log.max.record.bytes.between.snapshots": "20971520",
     # The active controller appends a NoOpRecord to an idle metadata log this often (KIP-835; default 500 ms),
-    # and every other node fetches and applies it: that alone kept an idle cluster at ~0.3 of a core on 2 cores
-    # (0.14 with 5 s; docs/reliability.md, session 17). Every real change is still appended at once.
+    # and every other node fetches and applies it: that alone keeps an idle cluster at ~0.3 of a core on 2 cores
+    # (0.14 with 5 s; docs/reliability.md). Every real change is still appended at once.
     "metadata.max.idle.interval.ms": "5000",
 }
 
@@ -216,22 +216,10 @@ CONTROLLER_FLAGS = (
 JVM_ROLE_FLAGS: dict[Role, str] = {"broker": G1_FLAGS, "controller": CONTROLLER_FLAGS}
 """Flags of one role's JVMs, after JVM_FLAGS and the heap."""
 
-BEFORE_ROLE_FLAGS: dict[Role, str] = {"broker": G1_FLAGS, "controller": G1_FLAGS}
-"""The role flags before issue 14 (every node G1 + C2), selected by ``EOSLAB_COLD_START=before``."""
-
-COLD_START_ENV = "EOSLAB_COLD_START"
-"""``before``: start nodes the way the kit did before issue 14 (for `eoslab bench cluster`'s before/after)."""
-
-
-def cold_start_before() -> bool:
-    """True when ``$EOSLAB_COLD_START`` asks for the start path before issue 14."""
-    return os.environ.get(COLD_START_ENV, "") == "before"
-
 
 def role_jvm_flags(role: Role) -> str:
     """Every JVM flag of a node of ``role`` except its heap: :data:`JVM_FLAGS` and the role's own."""
-    flags = BEFORE_ROLE_FLAGS if cold_start_before() else JVM_ROLE_FLAGS
-    return f"{JVM_FLAGS} {flags[role]}"
+    return f"{JVM_FLAGS} {JVM_ROLE_FLAGS[role]}"
 
 
 BROKER_JIT_ENV = "EOSLAB_BROKER_JIT"
@@ -245,7 +233,7 @@ benchmark sees — and the benchmarks compare figures measured against the same 
 def local_broker_extra_flags(role: Role) -> tuple[str, ...]:
     """The flags ``$EOSLAB_BROKER_JIT`` adds to a local node of ``role`` (none unless a broker and ``c1``)."""
     c1 = os.environ.get(BROKER_JIT_ENV, "").strip().lower() == "c1"
-    return ("-XX:TieredStopAtLevel=1",) if role == "broker" and c1 and not cold_start_before() else ()
+    return ("-XX:TieredStopAtLevel=1",) if role == "broker" and c1 else ()
 
 
 TOOL_JVM_FLAGS = (

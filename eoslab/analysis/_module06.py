@@ -2,8 +2,8 @@
 the sentence under each figure decided by the figure itself (never fixed text that a run may contradict).
 
 Every function here reads one run: a table that pooled the samples of two runs into one percentile would
-mix two machines, or two rates, into a figure that neither of them measured (issue 26: read_committed's
-p50 "fell" from 20 ms to 100 ms commits because the two intervals came from runs at different rates).
+mix two machines, or two rates, into a figure that neither of them measured (read_committed's p50 would
+"fall" from 20 ms to 100 ms commits when the two intervals come from runs at different rates).
 """
 
 from __future__ import annotations

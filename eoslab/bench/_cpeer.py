@@ -45,8 +45,8 @@ CPEER_WARMUP_S = 3.0
 first batches); the harness's slices start on producers warmed up likewise."""
 STATS_MS = 500
 """The tool's statistics interval: twice per progress line, so that a window of two progress lines (2 s) holds at
-least three documents. At 1000 ms, the same as the lines, it held one or two, by which of a tick's two outputs came
-first: the cluster test found the window without statistics once (run 64)."""
+least three documents. At 1000 ms, the same as the lines, it holds one or two, by which of a tick's two outputs
+comes first, and the cluster test can find a window without statistics."""
 CLIENT = "rdkafka_perf"
 """Its rows' ``client`` in a run's summary table."""
 _LINE = re.compile(

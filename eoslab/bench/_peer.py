@@ -67,12 +67,12 @@ IDEMPOTENT_NOTE = (
     "harness lost 28-33 % and the brokers' CPU per record did not change (`eoslab bench producers --c-peer`)"
 )
 """What the course layout's idempotent and transactional modes cost, and only what the quiet spin run
-(``spin-20261128T105514-2385``, docs/benchmarks-producers.md) measured: librdkafka's rdkafka_broker.c limits a
+(docs/benchmarks-producers.md) measured: librdkafka's rdkafka_broker.c limits a
 partition's requests with ``RD_KAFKA_IDEMP_MAX_INFLIGHT - rktp_msgs_inflight``, where ``rktp_msgs_inflight``
 counts messages, so a partition with a batch of 5 or more records in flight sends no other (``waitresp_cnt``);
 and the broker thread, whose wake-up was set before the cap stopped the send, polls with a 0 ms timeout until the
 answer comes (``wakeups`` and the thread's CPU per record; :mod:`eoslab.bench.spin`). The C peer's figures: the
-session-14 record runs ``20261128T150640-7654`` and ``20261128T151421-0083`` (docs/benchmarks-producers.md)."""
+record runs of docs/benchmarks-producers.md."""
 
 _TOTAL = re.compile(
     r"(?P<records>\d+) records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
@@ -132,8 +132,8 @@ def parse_total(text: str) -> PeerResult | None:
 MIN_STRETCH = 1 / 3
 """The least share of ``--java-seconds`` the tool's measured stretch holds if it runs at the fastest rate it has
 shown in the run (:func:`peer_records`): 2 s of the default 6. A third, not all: the modes after the first run
-slower than that (the tool's txn_100ms at 0.5-0.7 × its acks_all, runs 20261128T084228-6914 and
-20261128T112634-6624), so they run longer than the floor says, and the default run's ≤ 180 s holds that only
+slower than that (the tool's txn_100ms at 0.5-0.7 × its acks_all in the record runs of
+docs/benchmarks-producers.md), so they run longer than the floor says, and the default run's ≤ 180 s holds that only
 while the floor is short."""
 
 

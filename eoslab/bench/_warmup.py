@@ -46,7 +46,7 @@ def compiler_cores(before: Compilers, after: Compilers, seconds: float) -> float
 
     Thread by thread, over the threads alive at the end (one born in between counts from 0): HotSpot ends an idle
     compiler thread (``UseDynamicNumberOfCompilerThreads``, on by default), and the difference of two sums over the
-    threads alive at each end went negative when one ended in between (run 85: -0.024 of a core). A thread that
+    threads alive at each end goes negative when one ends in between (-0.024 of a core, measured). A thread that
     ended in between is left out: its last CPU is no longer readable."""
     if not after:
         return math.nan

@@ -1,4 +1,4 @@
-"""``eoslab bench spin``: where the idempotent producer's client CPU goes, and what removes it (issue 26).
+"""``eoslab bench spin``: where the idempotent producer's client CPU goes, and what removes it.
 
 librdkafka's idempotent producer lets a partition have at most ``RD_KAFKA_IDEMP_MAX_INFLIGHT`` (5) MESSAGES in
 flight (``rktp_msgs_inflight``, checked in ``rd_kafka_toppar_producer_serve``, ``rdkafka_broker.c``). When the

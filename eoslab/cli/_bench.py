@@ -289,7 +289,7 @@ def _bench_parser(sub: Subparsers) -> None:
     s.add_argument(
         "--compare",
         action="store_true",
-        help="cluster: each start twice, the start path before issue 14 (EOSLAB_COLD_START=before) and today's",
+        help="cluster: each start twice, without the class-data-sharing archive (EOSLAB_CDS=0) and with it (local)",
     )
     s.add_argument("--learners", type=int, default=2, help="grading: learners in the generated class")
     s.add_argument("--workers", type=int, default=2, help="grading: workers of the second run (the first has 1)")

@@ -201,7 +201,7 @@ class DockerBackend:
         ``Engine`` state (Pid, ExitCode, Status). ONE `docker inspect` of the names the compose file gives them
         (``<project>-<node>``; it prints the ones that exist and exits 1 if some do not). Not `docker compose ps`
         and then `docker inspect`: a heal asks five times, and the two CLIs cost ~100 ms of CPU a time, which
-        the course tier's ~400 heals paid on a saturated machine (docs/reliability.md, session 15)."""
+        the course tier's ~400 heals would pay on a saturated machine (docs/reliability.md)."""
         project = compose_project(self.topology)
         names = {f"{project}-{n.name}": n.name for n in self.topology.nodes}
         self._base()  # Docker is there, else one sentence saying what to do

@@ -43,7 +43,6 @@ from eoslab.topology import (
     TOPOLOGY,
     Node,
     Topology,
-    cold_start_before,
     local_broker_extra_flags,
     node_properties,
     render_properties,
@@ -98,9 +97,8 @@ class LocalBackend:
         node_args.write_text(f"{cds_flag}-Dlog4j2.configurationFile={RESOURCES / 'log4j2-node.xml'}\n-cp {cp}\n")
         # The tools map the nodes' archive too (the official image has a storage.jsa for the same reason):
         # most of their classes are Kafka's common ones; a kafka-storage format then costs 0.55 CPU s, not 0.86.
-        tool_cds = "" if cold_start_before() else cds_flag
         tool_args.write_text(
-            f"{TOOL_JVM_FLAGS}\n{tool_cds}-Dlog4j2.configurationFile={RESOURCES / 'log4j2-tools.xml'}\n-cp {cp}\n"
+            f"{TOOL_JVM_FLAGS}\n{cds_flag}-Dlog4j2.configurationFile={RESOURCES / 'log4j2-tools.xml'}\n-cp {cp}\n"
         )
         return node_args, tool_args
 

@@ -1,7 +1,7 @@
 """How long the course takes: each module's core path (its words at a stated reading speed, plus its
 code cells' run times measured on a real run) and its lab (minutes per graded task, plus the lab's run
 time if measured), the deep dives apart, and whether the core path with its labs fits a one-day
-workshop. A schedule built from measured times, not guesses (issue 23; STYLE 16).
+workshop. A schedule built from measured times, not guesses.
 
 The run times come from the times file that ``eoslab course time --measure`` writes (``_measure``):
 ``{notebook: {"cells": {cell id: seconds}, "total_s": ..., "measured_on": {...}}}``. A cell missing
@@ -302,7 +302,7 @@ class CourseTime:
 
 
 def describe(measured_on: Mapping[str, Any]) -> str:
-    """``2 cores, 7.8 GiB, Linux 6.1.0, 2025-06-01``: the facts of the machine a run was measured on."""
+    """``2 cores, 7.8 GiB, Linux 6.1.0, YYYY-MM-DD``: the facts of the machine a run was measured on, and its date."""
     if not measured_on:
         return "an unknown machine"
     parts = [

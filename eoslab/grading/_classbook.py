@@ -282,7 +282,7 @@ def _exports(
 def _self_reported_book(
     root: Path, hand_ins: list[HandIn], notes: list[str], *, grade: tuple[float, int], say: Callable[[str], None]
 ) -> ClassGrades:
-    """The old way: the learners' reports counted where their sha256 matches (notebooks without one graded here)."""
+    """Without a rerun: the learners' reports counted where their sha256 matches (notebooks without one graded here)."""
     rows: list[dict[str, Any]] = []
     for h in hand_ins:
         if h.error:

@@ -18,24 +18,25 @@ the notebook's helpers passes:
   a run with ``--c-peer`` has it: an answer that leaves out the Java tool by name keeps it.
 
 Each wrong decision must show as itself: a check names the decision whose figures the answer gives,
-so on runs where two decisions give the same figures one of them is misnamed (issue 22: the Java
-tool's rows mixed in were named "ratio of medians" on seed 1428875483). Two things made that happen:
+so on runs where two decisions give the same figures one of them is misnamed (with one Java margin
+for every mode, the Java tool's rows mixed in would be named "ratio of medians" on seed 1428875483). Two
+things make that happen, and the runs avoid both:
 
-* with one Java margin for every mode of a run, a Java row's cost against the Java baseline row was
-  exactly the run's ratio of medians, so mixing it into the rounds reproduced the unpaired answer:
-  each mode now has its own margin;
+* with one Java margin for every mode of a run, a Java row's cost against the Java baseline row is
+  exactly the run's ratio of medians, so mixing it into the rounds reproduces the unpaired answer:
+  each mode has its own margin;
 * a median over an odd number of rounds is the figure of one round, and when the drift dominates, the
   round of median throughput is the same for every mode: the ratio of medians then IS one round's
   within-round cost, and equals the median of those costs whenever that round is also the median one
-  (for every transactional mode at once: 8 of seeds 0-1999, the ratio of medians then passed). That
+  (for every transactional mode at once: 8 of seeds 0-1999, the ratio of medians then passes). That
   is how medians over few rounds behave, not a fault of the model, so a draw on which any two
   decisions of any task give figures an answer could be taken for both
   (:func:`~eoslab.grading._lab06_figures.confusable`) is drawn again, from the same seed's
   generator: the seed still names the runs the check judged on.
 
-Judged on these runs, the wrong answers of tests/integration/wrong_answers/lab06.py were misnamed or passed
-on 4 of seeds 0-399 (33, 193, 202, 357) and on 1428875483 before the two changes, on none of seeds 0-999
-after them; tests/unit/test_lab06_seeds.py keeps those seeds.
+Judged on runs with one Java margin and no redraw, the wrong answers of tests/integration/wrong_answers/lab06.py
+are misnamed or pass on 4 of seeds 0-399 (33, 193, 202, 357) and on 1428875483; on these runs, on none of
+seeds 0-999. tests/unit/test_lab06_seeds.py keeps those seeds.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from eoslab.grading._lab06_figures import confusable
 from eoslab.runs import MATRICES, read_table
 
 DRAWS = 20
-"""Draws of one seed before giving up. A first draw is refused for 79 of seeds 0-399 (28 Nov 2026: t4's pooled
+"""Draws of one seed before giving up. A first draw is refused for 79 of seeds 0-399 (t4's pooled
 samples giving the right p50 on 58, t2's peers' rows mixed in giving the right cost on 17 — the Java tool's and
 rdkafka_performance's rows at round -1 can straddle the median —, 4 others), so twenty refusals in a row (about
 0.2^20) mean two decisions that no runs tell apart, a fault of the kit, not bad luck."""

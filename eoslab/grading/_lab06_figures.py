@@ -4,8 +4,8 @@ pandas and numpy: what :mod:`eoslab.grading.lab06` compares an answer with, and 
 
 A check names a wrong decision when the answer gives every figure that decision gives. That names the
 learner's own decision only if no other decision gives the same figures too: where two coincide, the first
-one listed is named whatever the learner did (issue 22: the Java tool's rows mixed in, named "ratio of
-medians" on some seeds). No order of the list cures that, since the two answers are then the same numbers
+one listed is named whatever the learner did (on some seeds the Java tool's rows mixed in give the figures
+of "ratio of medians"). No order of the list cures that, since the two answers are then the same numbers
 and one of them is misnamed either way; only runs on which they differ do. :func:`confusable` finds a pair
 of decisions that a set of runs cannot tell apart, and the held-out runs are drawn until there is none.
 """

@@ -1,7 +1,7 @@
 """The anomalies the checker names, named as Jepsen's Kafka checker names them, and where from.
 
 Source: jepsen-io/jepsen, ``jepsen/src/jepsen/tests/kafka.clj`` (read at commit c4c7473d, the file last
-changed in 79c56d93, 2025-12-13). Its ``analysis`` function collects the error types ``:lost-write``
+changed in 79c56d93). Its ``analysis`` function collects the error types ``:lost-write``
 (``lost-write-cases``), ``:duplicate`` (``duplicate-cases``), ``:G1a`` (``g1a-cases``, "aborted
 reads, where a known-failed write is nonetheless visible to a committed read"),
 ``:inconsistent-offsets`` (the ``:errors`` of ``version-orders``: one key and offset, several values),

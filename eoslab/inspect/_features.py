@@ -1,7 +1,7 @@
 """The feature levels the cluster finalized: which transaction protocol a client may speak.
 
-A Kafka 4.x cluster formatted today finalizes ``transaction.version=2``
-(KIP-890 part 2, "TV2"). A broker advertises the finalized levels in its
+A Kafka 4.x cluster formatted with its release's default features finalizes
+``transaction.version=2`` (KIP-890 part 2, "TV2"). A broker advertises the finalized levels in its
 ApiVersions response, in TAGGED fields (``SupportedFeatures``,
 ``FinalizedFeaturesEpoch``, ``FinalizedFeatures``, KIP-584): the Java 4.x
 client reads them there and switches to TV2 by itself. librdkafka 2.x

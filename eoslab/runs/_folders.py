@@ -24,8 +24,8 @@ def runs_dir(path: str | Path | None = None) -> Path:
 def files_named(root: str | Path, name: str) -> list[Path]:
     """Every file called ``name`` under ``root``, at any depth. A folder that disappears during the walk is skipped,
     not an error (``os.walk``): `make test` keeps its clusters' data under its runs folder, where Kafka creates and
-    deletes partition folders all the time, and ``Path.rglob`` raised on one that vanished between its listing and
-    its reading (a hand-in in the cluster tier, run 77)."""
+    deletes partition folders all the time, and ``Path.rglob`` raises on one that vanishes between its listing and
+    its reading."""
     return [Path(folder) / name for folder, _subfolders, files in os.walk(root) if name in files]
 
 

@@ -178,7 +178,7 @@ MATRICES: dict[str, Matrix] = {
     # A learner's run, ≤ 3 min on a quiet 2-core laptop with Spark's report (eoslab.bench.targets.DEFAULT_RUN_S):
     # 4 rounds of (5 modes × 1.5 s + txn_500ms × 10 s), the Java peer for acks_all, idempotent and txn_100ms,
     # and 2 s at 1000 records/s per mode for latency, after one warm-up round on warm brokers: 147 s estimated
-    # (157 s measured with the report on 28 Nov; a new cluster's brokers add up to warmup_max_s).
+    # (157 s measured with the report; a new cluster's brokers add up to warmup_max_s).
     "default": Matrix(
         "default",
         _modes(rate=1000, duration_s=2.0, commit_intervals=(20, 100, 500)),

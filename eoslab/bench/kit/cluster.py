@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from eoslab._heal import heal
 from eoslab._timeouts import HEAL, ISR
+from eoslab.bench._harness import BenchError
 from eoslab.bench.kit.startup import PATHS, ColdStart, breakdown, cold_start, round_order, start_path, summary
 from eoslab.bench.targets import BROKER_RESTART_S, CLUSTER_RSS_MB, COLD_START_S
 from eoslab.cluster import Cluster
@@ -59,8 +60,11 @@ def _report(cs: ColdStart, cluster: Cluster, name: str) -> Figure:
 
 def bench_cluster(cluster: Cluster, fresh: bool = False, starts: int = 1, compare: bool = False) -> list[Figure]:
     """Print every figure beside its target; ``fresh`` adds a start from no data, ``starts`` repeats the cold
-    start; ``compare`` makes each of those a round of two, the start path before issue 14 and today's, in
-    alternating order, and ends with both paths' medians."""
+    start; ``compare`` makes each of those a round of two, without the class-data-sharing archive and with it
+    (:data:`~eoslab.bench.kit.startup.PATHS`, local backend), in alternating order, and ends with both paths'
+    medians."""
+    if compare and cluster.backend.name != "local":
+        raise BenchError("--compare switches the local JVMs' archive (the image has its own): use the local backend.")
     print(f"eoslab bench cluster on {describe_machine()}, backend {cluster.backend.name}")
     figures = []
     if fresh:
@@ -69,14 +73,15 @@ def bench_cluster(cluster: Cluster, fresh: bool = False, starts: int = 1, compar
         cluster.up()  # data to start from, and a cluster that ran (as a learner's did)
     runs: dict[str, list[ColdStart]] = {p: [] for p in PATHS}
     for i in range(starts):
-        for path in round_order(i) if compare else ("after",):
-            name = "cold start to ready" + (f" #{i + 1}" if starts > 1 else "") + (f" [{path}]" if compare else "")
+        for path in round_order(i) if compare else (None,):
+            name = "cold start to ready" + (f" #{i + 1}" if starts > 1 else "") + (f" [{path}]" if path else "")
             with start_path(path):
                 cs = cold_start(cluster)
-            runs[path].append(cs)
+            if path is not None:
+                runs[path].append(cs)
             figures.append(_report(cs, cluster, name))
     if compare:
-        print("before (EOSLAB_COLD_START=before) against after (today's start path):")
+        print("without the class-data-sharing archive (EOSLAB_CDS=0) against with it (the kit's default):")
         for line in summary(runs, cluster):
             print(line)
     rss = cluster_rss_mb(cluster)

@@ -24,7 +24,6 @@ import psutil
 from eoslab._up import up
 from eoslab.cluster import Cluster, NodeStart, StartMarks, node_start
 from eoslab.faults import stop_proxy
-from eoslab.topology import COLD_START_ENV
 
 LOG_LINES = 20000
 """How far back a node's log is read for its last start: a fresh broker writes ~1,200 lines while starting."""
@@ -236,29 +235,32 @@ def breakdown(cs: ColdStart, cluster: Cluster) -> list[str]:
     return lines
 
 
-PATHS = ("before", "after")
-"""The two start paths `eoslab bench cluster --compare` interleaves (``EOSLAB_COLD_START=before`` or unset)."""
+CDS_ENV = "EOSLAB_CDS"
+"""``0``: the local backend's JVMs start without the class-data-sharing archive (:mod:`eoslab._cds`)."""
+PATHS = ("without CDS", "with CDS")
+"""The two start paths `eoslab bench cluster --compare` interleaves: ``EOSLAB_CDS=0``, and the kit's default."""
 
 
 @contextmanager
-def start_path(path: str) -> Iterator[None]:
-    """Within the block, nodes start the ``before`` way (issue 14's baseline) or the ``after`` way (today's)."""
-    old = os.environ.get(COLD_START_ENV)
-    if path == "before":
-        os.environ[COLD_START_ENV] = "before"
-    else:
-        os.environ.pop(COLD_START_ENV, None)
+def start_path(path: str | None) -> Iterator[None]:
+    """Within the block, the local backend's nodes start without the archive (``PATHS[0]``) or with it
+    (``PATHS[1]``); ``None`` leaves ``$EOSLAB_CDS`` as it is."""
+    old = os.environ.get(CDS_ENV)
+    if path == PATHS[0]:
+        os.environ[CDS_ENV] = "0"
+    elif path is not None:
+        os.environ.pop(CDS_ENV, None)
     try:
         yield
     finally:
         if old is None:
-            os.environ.pop(COLD_START_ENV, None)
+            os.environ.pop(CDS_ENV, None)
         else:
-            os.environ[COLD_START_ENV] = old
+            os.environ[CDS_ENV] = old
 
 
 def round_order(i: int) -> tuple[str, ...]:
-    """Round ``i``'s order: before/after alternate who goes first, so neither always meets the other's leftovers."""
+    """Round ``i``'s order: the two paths alternate who goes first, so neither always meets the other's leftovers."""
     return PATHS if i % 2 == 0 else PATHS[::-1]
 
 

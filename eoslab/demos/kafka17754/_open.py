@@ -5,8 +5,8 @@ commits the first part of it and the second part then fails.
 Both rules must act on ONE transaction. Rules added at an arbitrary moment land at an arbitrary point of the
 processor's work: between the two Produce requests of one transaction, the held one then catches this transaction
 and the lost one the next; the late copy commits a transaction that has nothing left to fail, the processor's own
-commit is answered NONE (a retried commit of a completed transaction), and there is no anomaly to see (seen in a
-`make test` run of 28 Nov, session 15: the processor exited 0). So the rules are added while the processor can
+commit is answered NONE (a retried commit of a completed transaction), and there is no anomaly to see: the
+processor exits 0. So the rules are added while the processor can
 send no Produce at all — blocked in ``commit_transaction()``, waiting for an EndTxn answer — and the first Produces
 after it belong to the next transaction. That transaction may still write one partition only (a batch is whatever
 ``consume()`` returned); then an EndTxn of the processor lies between the two requests the rules acted on, and the

@@ -188,8 +188,8 @@ class PipelineProcess:
 
     def _live(self) -> psutil.Process | None:
         """The current incarnation while it runs. It is this object's own child, not yet reaped, so its pid cannot
-        belong to another process: no identity check by command line, which once failed on a loaded machine for
-        a live processor (course tier, run 81), so that kill() sent nothing and the processor outlived its cell."""
+        belong to another process: no identity check by command line, which can fail on a loaded machine for a live
+        processor, so that kill() would send nothing and the processor would outlive its cell."""
         return None if self.proc is None or self.proc.poll() is not None else _procs.process(self.proc.pid)
 
     def _reap(self) -> None:

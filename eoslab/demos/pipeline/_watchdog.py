@@ -4,8 +4,8 @@
 ``rd_kafka_send_offsets_to_transaction``: ``RD_POLL_INFINITE``); the timeout it is given is checked only when
 a response arrives. Its group-coordinator lookup stores a timeout that nothing reads (librdkafka issue #5456),
 and when the group coordinator it has cached was killed and then dropped from the cluster's metadata, nothing
-runs that lookup again (#5511): the call never returns. A processor stuck there makes no progress and says
-nothing. The watchdog turns that into an exit with one line naming the call: a supervisor restarts the
+runs that lookup again (librdkafka issue #5511): the call never returns. A processor stuck there makes no progress
+and says nothing. The watchdog turns that into an exit with one line naming the call: a supervisor restarts the
 process, and exactly-once makes the restart safe (the new incarnation's ``init_transactions`` fences the old
 one and aborts its open transaction). A call that returns or raises, in time or late, cancels it.
 """
@@ -54,7 +54,7 @@ class Watchdog:
         err = self._err or sys.stderr
         print(
             f"{self.process}: {call} did not return {grace:g} s after its {timeout:g} s timeout (known cause: "
-            "librdkafka's group-coordinator lookup never repeated, issues #5511 and #5456); exiting so that a "
+            "librdkafka issues #5511 and #5456: its group-coordinator lookup is never repeated); exiting so that a "
             "supervisor restarts it",
             file=err,
             flush=True,
