@@ -16,7 +16,9 @@ from eoslab.topology import cold_start_before
 def up(cluster: Cluster, timeout: float | None = None, on_phase: PhaseHook | None = None) -> int:
     """Start whatever is not running, the fault proxy included; wait until the cluster is ready and the
     proxy answers; return the proxy's pid. A failed cluster start stops the proxy this call started."""
-    before = cold_start_before()  # the proxy after the cluster, as before issue 14 (`eoslab bench cluster`'s before)
+    before = (
+        cold_start_before()
+    )  # the proxy after the cluster, as before issue 14 (`python -m tools.kitbench cluster`'s before)
     if before:
         cluster.up(timeout, on_phase)
     proxy = start_proxy(cluster)

@@ -220,7 +220,8 @@ BEFORE_ROLE_FLAGS: dict[Role, str] = {"broker": G1_FLAGS, "controller": G1_FLAGS
 """The role flags before issue 14 (every node G1 + C2), selected by ``EOSLAB_COLD_START=before``."""
 
 COLD_START_ENV = "EOSLAB_COLD_START"
-"""``before``: start nodes the way the kit did before issue 14 (for `eoslab bench cluster`'s before/after)."""
+"""``before``: start nodes the way the kit did before issue 14 (for `python -m tools.kitbench cluster`'s
+before/after)."""
 
 
 def cold_start_before() -> bool:

@@ -45,7 +45,6 @@ from eoslab.analysis._rounds import (
     throughput,
     transactions,
 )
-from eoslab.analysis._selfbench import analyse_all, bench_analyse
 from eoslab.analysis._session import spark_session
 from eoslab.analysis._synthetic import generate_class, generate_run
 from eoslab.analysis._where_cost import core_time, cpu_sentences, extra_core_time, plot_core_time
@@ -60,12 +59,10 @@ __all__ = [
     "Published",
     "RunFigures",
     "Runs",
-    "analyse_all",
     "as_percent",
     "audit_frames",
     "audit_outputs",
     "audit_topic",
-    "bench_analyse",
     "beside_class",
     "bootstrap_many",
     "bootstrap_median",

@@ -4,7 +4,7 @@
   written as runs for module 06; the format is :mod:`eoslab.runs`; a failed phase raises its
   ``BenchError``), :mod:`eoslab.bench.audit`
   (a topic with known anomalies for module 06's Spark audit);
-- the kit's own benchmarks: :mod:`eoslab.bench.kit` (cluster start-up and recovery, the fault proxy);
+- the kit's own benchmarks: :mod:`tools.kitbench` (cluster start-up and recovery, the fault proxy);
 - every target, with its reason: :mod:`eoslab.bench.targets`.
 """
 

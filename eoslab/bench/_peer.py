@@ -237,7 +237,7 @@ def run_peer(
     script, the harness's constant record read from a file; docker: the script itself inside
     a broker's container (``Cluster.tool``), where the file is not: random records there.
     ``proxied`` (local backend only) sends through the fault proxy, whose trace then shows what the
-    tool really sent under ``client_id`` (:mod:`eoslab.bench.wire`). ``meter`` (local backend): the
+    tool really sent under ``client_id`` (:mod:`tools.kitbench.wire`). ``meter`` (local backend): the
     cluster's nodes, whose CPU is read with the tool's JVM's at both ends of its measured window.
     """
     if w.transactional and not w.commit_ms:

@@ -26,21 +26,22 @@ TXN_NOTE = (
 )
 
 IDEMPOTENT_NOTE = (
-    "the idempotent producer's cost as the quiet `eoslab bench spin` run measured it. Throughput: librdkafka "
-    "(idempotent and transactional modes) lets a partition have at most 5 MESSAGES in flight, so with batches of "
-    "~60 records one batch per partition is in flight (1.3 requests awaiting an answer over the 3 brokers, 8.6 at "
-    "acks=all); client CPU: while a partition is capped, its broker thread polls without sleeping (the spin: 10.5 "
-    "µs of broker-thread CPU per record, 1.2 at acks=all), which did not by itself decide the throughput (15 "
-    "partitions filled record by record spun too and ran at 97 % of acks=all). librdkafka's own C benchmark, "
-    "rdkafka_performance, on the same settings lost 21-24 % with idempotence in the quiet record runs, where the "
-    "harness lost 28-33 % and the brokers' CPU per record did not change (`eoslab bench producers --c-peer`)"
+    "the idempotent producer's cost as the quiet `python -m tools.kitbench spin` run measured it. Throughput: "
+    "librdkafka (idempotent and transactional modes) lets a partition have at most 5 MESSAGES in flight, so with "
+    "batches of ~60 records one batch per partition is in flight (1.3 requests awaiting an answer over the 3 "
+    "brokers, 8.6 at acks=all); client CPU: while a partition is capped, its broker thread polls without sleeping "
+    "(the spin: 10.5 µs of broker-thread CPU per record, 1.2 at acks=all), which did not by itself decide the "
+    "throughput (15 partitions filled record by record spun too and ran at 97 % of acks=all). librdkafka's own C "
+    "benchmark, rdkafka_performance, on the same settings lost 21-24 % with idempotence in the quiet record runs, "
+    "where the harness lost 28-33 % and the brokers' CPU per record did not change (`eoslab bench producers "
+    "--c-peer`)"
 )
 """What the course layout's idempotent and transactional modes cost, and only what the quiet spin run
 (``spin-20261128T105514-2385``, docs/benchmarks-producers.md) measured: librdkafka's rdkafka_broker.c limits a
 partition's requests with ``RD_KAFKA_IDEMP_MAX_INFLIGHT - rktp_msgs_inflight``, where ``rktp_msgs_inflight``
 counts messages, so a partition with a batch of 5 or more records in flight sends no other (``waitresp_cnt``);
 and the broker thread, whose wake-up was set before the cap stopped the send, polls with a 0 ms timeout until the
-answer comes (``wakeups`` and the thread's CPU per record; :mod:`eoslab.bench.spin`). The C peer's figures: the
+answer comes (``wakeups`` and the thread's CPU per record; :mod:`tools.kitbench.spin`). The C peer's figures: the
 session-14 record runs ``20261128T150640-7654`` and ``20261128T151421-0083`` (docs/benchmarks-producers.md)."""
 
 AUDIT_ABORTED = b"abort:"

@@ -1,12 +1,13 @@
-"""`eoslab bench cluster --compare`: the two start paths, their order, and the summary (no cluster needed)."""
+"""`python -m tools.kitbench cluster --compare`: the two start paths, their order, and the summary (no cluster
+needed)."""
 
 from __future__ import annotations
 
 import os
 
-from eoslab.bench.kit.startup import ColdStart, round_order, start_path, summary
 from eoslab.cluster import StartMarks
 from eoslab.topology import COLD_START_ENV, TOPOLOGY, cold_start_before, role_jvm_flags
+from tools.kitbench.startup import ColdStart, round_order, start_path, summary
 
 
 class _Cluster:

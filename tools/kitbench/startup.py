@@ -237,7 +237,8 @@ def breakdown(cs: ColdStart, cluster: Cluster) -> list[str]:
 
 
 PATHS = ("before", "after")
-"""The two start paths `eoslab bench cluster --compare` interleaves (``EOSLAB_COLD_START=before`` or unset)."""
+"""The two start paths `python -m tools.kitbench cluster --compare` interleaves (``EOSLAB_COLD_START=before`` or
+unset)."""
 
 
 @contextmanager
