@@ -1,6 +1,6 @@
 """``python -m tools.kitbench cluster``: how fast the teaching cluster starts, recovers, and how big it is.
 
-Targets on a 2-core machine (:mod:`eoslab.bench.targets`): cold start to ready, one broker
+Targets on a 2-core machine (:mod:`tools.kitbench.targets`): cold start to ready, one broker
 restart back in the ISR, whole cluster resident. Each figure is printed with its target
 and the ratio, measured in this run; each cold start also with its phase breakdown, the CPU
 seconds the six JVMs spent until ready, and the load average (:mod:`tools.kitbench.startup`).

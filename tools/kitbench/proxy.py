@@ -1,6 +1,6 @@
 """``python -m tools.kitbench proxy``: what the fault proxy costs, direct vs proxied, measured in ONE run.
 
-Targets (:mod:`eoslab.bench.targets`): throughput through the proxy against direct, and
+Targets (:mod:`tools.kitbench.targets`): throughput through the proxy against direct, and
 the added p99 latency, at acks=all with idempotence. Both paths use the same
 topic, record size and client settings; the phases alternate (direct,
 proxied, ...: 5 rounds) so that a busy moment of the 2-core laptop does not
