@@ -45,12 +45,13 @@ from eoslab.analysis._rounds import (
     throughput,
     transactions,
 )
-from eoslab.analysis._selfbench import analyse_all, bench_analyse
 from eoslab.analysis._session import spark_session
 from eoslab.analysis._synthetic import generate_class, generate_run
 from eoslab.analysis._where_cost import core_time, cpu_sentences, extra_core_time, plot_core_time
-from eoslab.bench.producers import warmup_sentence  # the line a run's report opens with, for module 06
-from eoslab.runs import NoRunsError
+from eoslab.runs import (
+    NoRunsError,
+    warmup_sentence,  # the line a run's report opens with, for module 06
+)
 
 __all__ = [
     "NoRunsError",
@@ -58,12 +59,10 @@ __all__ = [
     "Published",
     "RunFigures",
     "Runs",
-    "analyse_all",
     "as_percent",
     "audit_frames",
     "audit_outputs",
     "audit_topic",
-    "bench_analyse",
     "beside_class",
     "bootstrap_many",
     "bootstrap_median",

@@ -69,7 +69,7 @@ def audit_frames(frames: dict[str, DataFrame]) -> dict[str, dict[str, int]]:
     writer aborted their transaction)."""
     from pyspark.sql import functions as F
 
-    from eoslab.bench.audit import ABORTED
+    from eoslab.runs import AUDIT_ABORTED as ABORTED
 
     tagged = [df.select("key", "value", F.lit(iso).alias("isolation")) for iso, df in frames.items()]
     both = functools.reduce(lambda a, b: a.unionByName(b), tagged)

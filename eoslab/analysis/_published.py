@@ -44,7 +44,7 @@ PUBLISHED = (
         "Kafka: The Definitive Guide, 2nd ed. (Shapira et al.), ch. 8",
         "the header carries producer id, epoch and sequence with or without idempotence (no extra bytes); "
         "what differs is max.in.flight ≤ 5 and the broker's sequence check; librdkafka's idempotent producer "
-        "sends one full batch per partition at a time (eoslab bench wire shows it)",
+        "sends one full batch per partition at a time (python -m tools.kitbench wire shows it)",
     ),
     Published(
         "read_committed costs latency, not throughput",
@@ -138,7 +138,8 @@ def _baseline(params: pd.DataFrame | None) -> tuple[str, str, str, str]:
         "the baseline",
         "acks=all with max.in.flight.requests.per.connection=1 (against acks=1 the same tests lost 20 %)",
         f"acks_all with max.in.flight {mif if mif is not None else '?'}",
-        "no: `eoslab bench spin` measures acks=all with 1 in flight (its mif1 cell) beside the course's layout",
+        "no: `python -m tools.kitbench spin` measures acks=all with 1 in flight (its mif1 cell) beside the course's "
+        "layout",
     )
 
 

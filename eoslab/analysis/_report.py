@@ -22,9 +22,8 @@ from eoslab.analysis._load import Runs, load_runs
 from eoslab.analysis._metrics import latency_percentiles
 from eoslab.analysis._rounds import KIND, MODE, RUN, THROUGHPUT, intervals, kit_vs_java, transactions
 from eoslab.analysis._takeaways import IDEMPOTENT, interval, overhead_verdict, pct, rounds_for, takeaways
-from eoslab.bench.producers import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE, warmup_sentence
 from eoslab.errors import DataError
-from eoslab.runs import BASELINE, cpu_table
+from eoslab.runs import BASELINE, IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE, cpu_table, warmup_sentence
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from eoslab.bench.producers import CPEER_CLIENT, CPEER_LABELS
-from eoslab.runs import FORMAT, MATRICES, NOT_IN_ROUNDS, Workload, summary_row, write_run
+from eoslab.runs import CPEER_CLIENT, CPEER_LABELS, FORMAT, MATRICES, NOT_IN_ROUNDS, Workload, summary_row, write_run
 from eoslab.topology import KAFKA_VERSION
 
 TRUE_OVERHEAD = {"acks1": -0.30, "acks_all": 0.0, "idempotent": 0.01, "transactional": 0.05}

@@ -11,8 +11,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from eoslab.analysis._published import PUBLISHED, peer_idempotent_rates
-from eoslab.bench.producers import IDEMPOTENT_NOTE
-from eoslab.runs import BASELINE
+from eoslab.runs import BASELINE, IDEMPOTENT_NOTE
 
 
 class Figures(Protocol):

@@ -4,8 +4,10 @@
   written as runs for module 06; the format is :mod:`eoslab.runs`; a failed phase raises its
   ``BenchError``), :mod:`eoslab.bench.audit`
   (a topic with known anomalies for module 06's Spark audit);
-- the kit's own benchmarks: :mod:`eoslab.bench.kit` (cluster start-up and recovery, the fault proxy);
-- every target, with its reason: :mod:`eoslab.bench.targets`.
+- the course's targets, with their reasons: :mod:`eoslab.bench.targets`.
+
+The kit's own benchmarks (cluster start-up and recovery, the fault proxy, the wire, librdkafka's spin, the
+analysis's and the class rerun's times) are the developer package ``tools/kitbench/``, outside this package.
 """
 
-__all__: list[str] = []  # light on purpose: `eoslab.bench.targets` is read by the CLI and by analysis
+__all__: list[str] = []  # light on purpose: `eoslab.bench.targets` is read by the CLI

@@ -38,17 +38,12 @@ from eoslab.bench import _stats, _threads
 from eoslab.bench._cpu import CpuMeter, Reading, spent
 from eoslab.bench._harness import BenchError
 from eoslab.errors import SetupError
-from eoslab.runs import Workload
+from eoslab.runs import CPEER_WARMUP_S, Workload
 
-CPEER_WARMUP_S = 3.0
-"""What the C peer's figure leaves out: its first 3 s (metadata, connections, InitProducerId, the brokers'
-first batches); the harness's slices start on producers warmed up likewise."""
 STATS_MS = 500
 """The tool's statistics interval: twice per progress line, so that a window of two progress lines (2 s) holds at
 least three documents. At 1000 ms, the same as the lines, it holds one or two, by which of a tick's two outputs
 comes first, and the cluster test can find a window without statistics."""
-CLIENT = "rdkafka_perf"
-"""Its rows' ``client`` in a run's summary table."""
 _LINE = re.compile(
     r"^\|\s*(?P<elapsed>\d+) \|\s*(?P<msgs>\d+) \|\s*(?P<bytes>\d+) \|\s*(?P<rtt>\d+) \|\s*(?P<dr>\d+) \|"
 )

@@ -40,39 +40,14 @@ from eoslab._paths import PACKAGE_DIR
 from eoslab.bench._cpu import CpuMeter, Reading, spent
 from eoslab.bench._harness import BenchError, payload
 from eoslab.cluster import Cluster
-from eoslab.runs import Workload
+from eoslab.runs import JAVA_WARMUP_S, Workload
 
 PEER_TIMEOUT = 300.0
 """A long run's peer (5 s warm-up + 60 s measured) plus a JVM start, with room for a loaded machine."""
-JAVA_WARMUP_S = 5.0
-"""What the peer's figure leaves out: the tool's first report, which it prints after 5 s
-(``Stats.reportingInterval``, fixed in the tool). Records acked in it are not counted."""
 STILL_WARMING = 1.15
 """A measured stretch whose last 5 s report runs this much faster than its first is flagged: the JIT was
 still compiling (seen on a machine at load 20+); measure longer with ``--java-seconds``."""
 
-TXN_NOTE = (
-    "transactions are not like-for-like: the Java 4.x client uses transaction protocol v2 "
-    "(KIP-890, epoch bump per commit, implicit AddPartitions), librdkafka v1"
-)
-
-IDEMPOTENT_NOTE = (
-    "the idempotent producer's cost as the quiet `eoslab bench spin` run measured it. Throughput: librdkafka "
-    "(idempotent and transactional modes) lets a partition have at most 5 MESSAGES in flight, so with batches of "
-    "~60 records one batch per partition is in flight (1.3 requests awaiting an answer over the 3 brokers, 8.6 at "
-    "acks=all); client CPU: while a partition is capped, its broker thread polls without sleeping (the spin: 10.5 "
-    "µs of broker-thread CPU per record, 1.2 at acks=all), which did not by itself decide the throughput (15 "
-    "partitions filled record by record spun too and ran at 97 % of acks=all). librdkafka's own C benchmark, "
-    "rdkafka_performance, on the same settings lost 21-24 % with idempotence in the quiet record runs, where the "
-    "harness lost 28-33 % and the brokers' CPU per record did not change (`eoslab bench producers --c-peer`)"
-)
-"""What the course layout's idempotent and transactional modes cost, and only what the quiet spin run
-(docs/benchmarks-producers.md) measured: librdkafka's rdkafka_broker.c limits a
-partition's requests with ``RD_KAFKA_IDEMP_MAX_INFLIGHT - rktp_msgs_inflight``, where ``rktp_msgs_inflight``
-counts messages, so a partition with a batch of 5 or more records in flight sends no other (``waitresp_cnt``);
-and the broker thread, whose wake-up was set before the cap stopped the send, polls with a 0 ms timeout until the
-answer comes (``wakeups`` and the thread's CPU per record; :mod:`eoslab.bench.spin`). The C peer's figures: the
-record runs of docs/benchmarks-producers.md."""
 
 _TOTAL = re.compile(
     r"(?P<records>\d+) records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
@@ -262,7 +237,7 @@ def run_peer(
     script, the harness's constant record read from a file; docker: the script itself inside
     a broker's container (``Cluster.tool``), where the file is not: random records there.
     ``proxied`` (local backend only) sends through the fault proxy, whose trace then shows what the
-    tool really sent under ``client_id`` (:mod:`eoslab.bench.wire`). ``meter`` (local backend): the
+    tool really sent under ``client_id`` (:mod:`tools.kitbench.wire`). ``meter`` (local backend): the
     cluster's nodes, whose CPU is read with the tool's JVM's at both ends of its measured window.
     """
     if w.transactional and not w.commit_ms:

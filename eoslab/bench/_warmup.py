@@ -107,25 +107,3 @@ class Warmup:
 
 
 NO_WARMUP = Warmup((), (), (), "none")
-
-
-def warmup_sentence(env: Any) -> str:
-    """One sentence on a run's warm-up from its ``env`` row (empty for a run recorded without one)."""
-    reason = env.get("warmup_reason") if hasattr(env, "get") else None
-    if not isinstance(reason, str) or reason == "none":
-        return ""
-    n, s = int(env["warmup_rounds"]), float(env["warmup_s"])
-    rates = f"{env['warmup_rate_first']:,.0f} → {env['warmup_rate_last']:,.0f} records/s"
-    visible = not math.isnan(float(env["warmup_jit_first"]))
-    jit = (
-        f"; the brokers' JIT compilers {env['warmup_jit_first']:.0%} → {env['warmup_jit_last']:.0%} of a core"
-        if visible
-        else ""
-    )
-    head = f"warm-up (not measured): {n} round{'s' if n != 1 else ''} of every mode, {s:.0f} s, {rates}{jit}"
-    if reason == "jit idle":
-        return f"{head}: the brokers' compilers were idle, so the rounds below met warm brokers"
-    if reason == "rate plateau":
-        return f"{head}: the rate had stopped rising, so the rounds below met warm brokers"
-    still = "while the brokers' compilers were still busy" if visible else "before the rate had levelled off"
-    return f"{head}: stopped at its limit {still}, so the first rounds below may be slower than the last"

@@ -9,10 +9,9 @@ import uuid
 from eoslab._timeouts import CLIENT_CALL
 from eoslab.clients import producer
 from eoslab.cluster import Cluster
+from eoslab.runs import AUDIT_ABORTED as ABORTED
 
 COMMITTED = b"commit:"
-ABORTED = b"abort:"
-"""The first bytes of an audit record's value: how the writer ended its transaction."""
 
 
 def _value(outcome: bytes) -> bytes:

@@ -34,17 +34,22 @@ import numpy as np
 import pandas as pd
 
 from eoslab.bench import _harness
-from eoslab.bench._cpeer import CLIENT as CPEER_CLIENT
-from eoslab.bench._cpeer import CPEER_WARMUP_S, CPeerResult, run_cpeer
+from eoslab.bench._cpeer import CPeerResult, run_cpeer
 from eoslab.bench._cpu import CpuMeter
 from eoslab.bench._harness import BenchError
-from eoslab.bench._peer import IDEMPOTENT_NOTE, JAVA_WARMUP_S, TXN_NOTE, PeerResult, peer_records, run_peer
+from eoslab.bench._peer import PeerResult, peer_records, run_peer
 from eoslab.bench._pin import Pinning, pinned, plan
 from eoslab.bench._rounds import TOPIC_CONFIG, run_rounds, sat_row
-from eoslab.bench._warmup import WARMUP_SLICE_S, warmup_sentence
+from eoslab.bench._warmup import WARMUP_SLICE_S
 from eoslab.cluster import Cluster, connect
 from eoslab.runs import (
+    CPEER_CLIENT,
+    CPEER_LABELS,
+    CPEER_WARMUP_S,
+    IDEMPOTENT_NOTE,
+    JAVA_WARMUP_S,
     NOT_IN_ROUNDS,
+    TXN_NOTE,
     Matrix,
     Workload,
     fingerprint,
@@ -53,6 +58,7 @@ from eoslab.runs import (
     run_folders,
     runs_dir,
     summary_row,
+    warmup_sentence,
     write_run,
 )
 
@@ -69,7 +75,6 @@ __all__ = [
     "warmup_sentence",
 ]
 
-CPEER_LABELS = ("acks_all", "idempotent")
 SETUP_S = 2.0
 """Per mode, the topic, the producer, its warm-up, the consumers' join: what a run costs beside its slices."""
 WARMUP_EXTRA_S = 0.2

@@ -1,4 +1,5 @@
-"""``eoslab bench WHAT``: benchmarks that print figures, one function per WHAT.
+"""``eoslab bench WHAT``: the course's measurements, one function per WHAT (the kit's own benchmarks are
+``python -m tools.kitbench WHAT``, outside the package).
 
 The subcommand's parser sits beside its handler; ``PARSERS`` hands it to ``eoslab.cli``.
 """
@@ -12,25 +13,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from eoslab.bench.targets import ANALYSIS_RUNS, PROXY_ROUND_S
 from eoslab.cli._common import Handler, Registrar, Subparsers, cluster_of
-from eoslab.runs import EOS_PEERS, PEERS
+from eoslab.runs import PEERS
 
 if TYPE_CHECKING:
     from eoslab.runs import Matrix
-
-
-def _cluster(args: argparse.Namespace) -> int:
-    from eoslab.bench.kit import bench_cluster
-
-    bench_cluster(cluster_of(args), fresh=args.fresh, starts=args.starts, compare=args.compare)
-    return 0
-
-
-def _proxy(args: argparse.Namespace) -> int:
-    from eoslab.bench.kit import bench_proxy
-
-    return bench_proxy(cluster_of(args), seconds=args.seconds or PROXY_ROUND_S)
 
 
 def _producers_shape(args: argparse.Namespace) -> dict[str, Any]:
@@ -154,69 +141,9 @@ def _faults(args: argparse.Namespace) -> int:
     return 1 if bad or unfinished else 0
 
 
-def _wire(args: argparse.Namespace) -> int:
-    from eoslab.bench.wire import bench_wire
-
-    cluster = cluster_of(args)
-    cluster.require_running()
-    return bench_wire(cluster, args.modes.split(",") if args.modes else EOS_PEERS)
-
-
-def _spin(args: argparse.Namespace) -> int:
-    from eoslab.bench.spin import bench_spin, chosen
-
-    cluster = cluster_of(args)
-    cluster.require_running()
-    return bench_spin(
-        cluster,
-        chosen(args.variants),
-        rounds=args.rounds or 2,
-        seconds=args.seconds or 4.0,
-        txn=bool(args.txn),
-        root=args.runs_dir,
-    )
-
-
-def _grading(args: argparse.Namespace) -> int:
-    from eoslab import grading
-    from eoslab._paths import project_root
-    from eoslab.bench.kit import bench_grading
-    from eoslab.bench.kit.grading import chosen_labs
-
-    labs, unknown = chosen_labs(args.labs)
-    if unknown or not labs:
-        print(f"--labs: unknown {', '.join(unknown) or args.labs}; use some of 01,02,03,04,05,06", file=sys.stderr)
-        return 2
-    if args.learners < 1 or args.workers < 2:
-        print("give --learners 1 or more and --workers 2 or more (it is compared with 1 worker)", file=sys.stderr)
-        return 2
-    return bench_grading(
-        cluster_of(args),
-        grading.grade_class,
-        course=Path(args.course) if args.course else (project_root() or Path.cwd()),
-        learners=args.learners,
-        workers=args.workers,
-        labs=labs,
-        root=args.runs_dir,
-        keep=Path(args.keep) if args.keep else None,
-    )
-
-
-def _analyse(args: argparse.Namespace) -> int:
-    from eoslab.analysis import bench_analyse
-
-    return bench_analyse(args.runs_dir, synthetic=args.synthetic)
-
-
 BENCHES: dict[str, Handler] = {
-    "cluster": _cluster,
-    "proxy": _proxy,
     "producers": _producers,
     "faults": _faults,
-    "wire": _wire,
-    "spin": _spin,
-    "analyse": _analyse,
-    "grading": _grading,
 }
 """``eoslab bench WHAT``'s choices, in the order its help lists them, and what each runs."""
 
@@ -224,7 +151,7 @@ BENCHES: dict[str, Handler] = {
 def cmd_bench(args: argparse.Namespace) -> int:
     run = BENCHES.get(args.what)
     if run is None:
-        print(f"unknown benchmark {args.what!r}: try `eoslab bench cluster`", file=sys.stderr)
+        print(f"unknown benchmark {args.what!r}: try `eoslab bench producers`", file=sys.stderr)
         return 2
     return run(args)
 
@@ -242,22 +169,15 @@ def _faults_options(s: argparse.ArgumentParser) -> None:
 
 
 def _bench_parser(sub: Subparsers) -> None:
-    s = sub.add_parser("bench", help="benchmarks that print figures")
+    s = sub.add_parser("bench", help="the course's measurements: module 06's producers, module 05's fault matrix")
     s.add_argument("what", choices=list(BENCHES))
     s.add_argument("--matrix", choices=["default", "quick"], default="default", help="producers: which workloads")
-    s.add_argument("--runs-dir", default=None, help="producers/faults/analyse/grading: default $EOSLAB_RUNS or runs/")
-    s.add_argument(
-        "--synthetic",
-        type=int,
-        default=ANALYSIS_RUNS,
-        help="analyse: also time the analysis over this many generated runs (0: only the real ones)",
-    )
+    s.add_argument("--runs-dir", default=None, help="producers/faults: default $EOSLAB_RUNS or runs/")
     s.add_argument(
         "--seconds",
         type=float,
         default=None,
-        help=f"proxy: seconds per measured round (default {PROXY_ROUND_S:g}); producers: seconds per mode and round "
-        "(transactional modes run on until 20 commits)",
+        help="producers: seconds per mode and round (transactional modes run on until 20 commits)",
     )
     s.add_argument("--rounds", type=int, default=None, help="producers: rounds (every mode once per round)")
     s.add_argument(
@@ -275,27 +195,6 @@ def _bench_parser(sub: Subparsers) -> None:
         help="producers: the client on a core of its own, the cluster's nodes on the others (local backend, Linux)",
     )
     _faults_options(s)
-    s.add_argument("--modes", default=None, help=f"wire: modes, comma-separated (default {','.join(EOS_PEERS)})")
-    s.add_argument(
-        "--variants",
-        default=None,
-        help="spin: which layouts, comma-separated (default course,linger100,p15,mif1,p15s0,p18s0)",
-    )
-    s.add_argument(
-        "--txn", action="store_true", help="spin: also a transactional producer (100 ms) in the course layout"
-    )
-    s.add_argument("--fresh", action="store_true", help="cluster: also time a start from empty storage (deletes data)")
-    s.add_argument("--starts", type=int, default=1, help="cluster: cold starts to time, one after another")
-    s.add_argument(
-        "--compare",
-        action="store_true",
-        help="cluster: each start twice, without the class-data-sharing archive (EOSLAB_CDS=0) and with it (local)",
-    )
-    s.add_argument("--learners", type=int, default=2, help="grading: learners in the generated class")
-    s.add_argument("--workers", type=int, default=2, help="grading: workers of the second run (the first has 1)")
-    s.add_argument("--labs", default=None, help="grading: labs, comma-separated, e.g. 01,04 (default all six)")
-    s.add_argument("--course", default=None, help="grading: the course whose solutions/ are copied (default: this one)")
-    s.add_argument("--keep", default=None, metavar="DIR", help="grading: keep the generated classes under DIR")
     s.set_defaults(func=cmd_bench)
 
 

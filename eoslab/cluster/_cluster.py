@@ -110,7 +110,7 @@ class Cluster(PartitionWaits):
         A no-op on a running, ready cluster (it does not move leaders: that is :func:`eoslab.heal`).
         If the start fails, the nodes this call started are stopped again before
         the error is raised. ``on_phase`` is told each step's name as it ends
-        (``eoslab bench cluster`` prints where the time went).
+        (``python -m tools.kitbench cluster`` prints where the time went).
         """
         if timeout is None:
             timeout = self.backend.ready_timeout

@@ -49,10 +49,9 @@ from typing import Any
 import numpy as np
 
 from eoslab.analysis import Runs, generate_run, load_runs, spark_session
-from eoslab.bench.producers import CPEER_LABELS
 from eoslab.errors import GradingError
 from eoslab.grading._lab06_figures import confusable
-from eoslab.runs import MATRICES, read_table
+from eoslab.runs import CPEER_LABELS, MATRICES, read_table
 
 DRAWS = 20
 """Draws of one seed before giving up. A first draw is refused for 79 of seeds 0-399 (t4's pooled

@@ -23,6 +23,16 @@ from eoslab.runs._cpu import CPU_COLUMNS, CPU_KINDS, CPU_TABLE, cpu_columns, cpu
 from eoslab.runs._env import describe_machine, fingerprint
 from eoslab.runs._faults import FAULT_COLUMNS, FAULTS_TABLE, fault_run_folders, read_faults, write_faults_run
 from eoslab.runs._folders import RUNS_ENV, new_run_id, run_folders, runs_dir
+from eoslab.runs._labels import (
+    AUDIT_ABORTED,
+    CPEER_CLIENT,
+    CPEER_LABELS,
+    CPEER_WARMUP_S,
+    IDEMPOTENT_NOTE,
+    JAVA_WARMUP_S,
+    TXN_NOTE,
+    warmup_sentence,
+)
 from eoslab.runs._rows import summary_row
 from eoslab.runs._schema import (
     COLUMNS,
@@ -49,8 +59,12 @@ from eoslab.runs._workloads import (
 )
 
 __all__ = [
+    "AUDIT_ABORTED",
     "BASELINE",
     "COLUMNS",
+    "CPEER_CLIENT",
+    "CPEER_LABELS",
+    "CPEER_WARMUP_S",
     "CPU_COLUMNS",
     "CPU_KINDS",
     "CPU_TABLE",
@@ -58,6 +72,8 @@ __all__ = [
     "FAULTS_TABLE",
     "FAULT_COLUMNS",
     "FORMAT",
+    "IDEMPOTENT_NOTE",
+    "JAVA_WARMUP_S",
     "MATRICES",
     "MIN_COMMITS",
     "MODES",
@@ -68,6 +84,7 @@ __all__ = [
     "RUNS_ENV",
     "RunsFormatError",
     "TABLES",
+    "TXN_NOTE",
     "Workload",
     "WorkloadError",
     "cpu_columns",
@@ -84,6 +101,7 @@ __all__ = [
     "run_format",
     "runs_dir",
     "summary_row",
+    "warmup_sentence",
     "write_faults_run",
     "write_run",
 ]

@@ -107,8 +107,8 @@ def test_both_clients_send_the_same_batches(cluster: Cluster, label: str) -> Non
     librdkafka's idempotent producer sends another request on a partition only while fewer than 5 RECORDS are
     unanswered (rdkafka_broker.c counts messages against the limit of 5 requests); the Java client, with the
     same max.in.flight, is not held back that way."""
-    from eoslab.bench.wire import measure_wire
     from eoslab.runs import matrix
+    from tools.kitbench.wire import measure_wire
 
     (w,) = [x for x in matrix("default").workloads if x.label == label]
     harness, java = measure_wire(cluster, w, seconds=2.0, java_records=20_000)

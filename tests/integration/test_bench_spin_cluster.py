@@ -7,9 +7,9 @@ import pytest
 
 from eoslab.bench import _cbuild
 from eoslab.bench._cpu import CpuMeter
-from eoslab.bench.spin import VARIANTS, run_spin
 from eoslab.cluster import Cluster
 from eoslab.runs import CPU_KINDS, Workload
+from tools.kitbench.spin import VARIANTS, run_spin
 
 pytestmark = pytest.mark.cluster
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from eoslab import analysis as A
-from eoslab.bench.audit import ABORTED, COMMITTED
+from eoslab.bench.audit import COMMITTED
+from eoslab.runs import AUDIT_ABORTED as ABORTED
 
 
 @pytest.fixture(scope="module")

@@ -4,13 +4,16 @@ Every ``import`` and ``from ... import`` in eoslab/ counts: at module level, ins
 and under ``if TYPE_CHECKING:``. A late import still decides what a part must know, and a circle
 through one is a circle in the design even when Python does not trip over it at run time.
 
-Three rules:
+Five rules:
 
 1. no circle among eoslab's modules;
 2. a private module ``eoslab.<pkg>._x`` is imported only from inside ``eoslab.<pkg>`` (the package's
    face is its ``__init__``); the top-level ``eoslab._x`` modules are the kit's shared plumbing;
 3. a part imports only parts in its own row of ``LAYERS`` or above it, and nothing imports the
-   package's face (``eoslab/__init__.py``), which sits on top of everything.
+   package's face (``eoslab/__init__.py``), which sits on top of everything;
+4. the pairs of ``APART`` never import one another's way, though the layers would allow it;
+5. the learner's package holds no benchmark of the kit itself: those live in the developer package
+   ``tools/kitbench/``, which nothing in eoslab imports.
 """
 
 from __future__ import annotations
@@ -63,6 +66,25 @@ LAYERS: list[tuple[str, ...]] = [
 """Data flows down this list: a part may import its own row and the rows above, never a row below."""
 
 RANK = {part: i for i, row in enumerate(LAYERS) for part in row}
+
+APART: list[tuple[str, str]] = [("analysis", "bench")]
+"""(importer, imported): ``analysis`` reads the runs ``bench`` wrote, through ``eoslab.runs`` (their format, their
+labels and sentences), never the process that measured, so a class's runs are analysed where no bench runs."""
+
+KIT_BENCHMARKS = {
+    "eoslab.bench.spin": "tools.kitbench.spin",
+    "eoslab.bench._spin_report": "tools.kitbench._spin_report",
+    "eoslab.bench.wire": "tools.kitbench.wire",
+    "eoslab.bench.kit": "tools.kitbench",
+    "eoslab.bench.kit.cluster": "tools.kitbench.cluster",
+    "eoslab.bench.kit.proxy": "tools.kitbench.proxy",
+    "eoslab.bench.kit.startup": "tools.kitbench.startup",
+    "eoslab.bench.kit.grading": "tools.kitbench.grading",
+    "eoslab.analysis._selfbench": "tools.kitbench.analyse",
+}
+"""The benchmarks that measure the kit itself (its cluster's start, the proxy, the wire, librdkafka's spin, the
+analysis's and the class rerun's times), by where they were and where they are. What module 06 measures of the
+learner's runs stays in ``eoslab.bench`` (the harness, the peers, the C peer, ``--pin``, the brokers' warm-up)."""
 
 
 def module_name(path: Path) -> str:
@@ -160,6 +182,26 @@ def upward_imports(edges: dict[str, set[str]]) -> list[str]:
     return sorted(bad)
 
 
+def apart_imports(edges: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for importer, targets in edges.items():
+        for target in targets:
+            if (part_of(importer), part_of(target)) in APART:
+                bad.append(f"{importer} imports {target}: {part_of(importer)} keeps apart from {part_of(target)}")
+    return sorted(bad)
+
+
+def tools_imports(path: Path) -> set[str]:
+    """The modules of the repository's ``tools`` that ``path`` imports, anywhere in its source."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "tools")
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "tools":
+            found.add(node.module or "")
+    return found
+
+
 # -- the package --------------------------------------------------------------------------------------
 
 
@@ -199,6 +241,21 @@ def test_no_private_module_is_imported_across_packages():
 
 def test_every_import_follows_the_layering():
     assert upward_imports(graph()) == []
+
+
+def test_parts_kept_apart_do_not_import_each_other():
+    assert apart_imports(graph()) == []
+
+
+def test_the_package_holds_no_benchmark_of_the_kit_itself():
+    """They measure the kit, not Kafka's exactly-once; a learner's package carries none of them."""
+    here = set(modules())
+    assert sorted(here & set(KIT_BENCHMARKS)) == []
+    repo = PACKAGE.parent
+    moved = {new: repo / Path(*new.split(".")) for new in KIT_BENCHMARKS.values()}
+    missing = [n for n, p in moved.items() if not (p.with_suffix(".py").is_file() or (p / "__init__.py").is_file())]
+    assert missing == [], "a kit benchmark left tools/kitbench/: name where it went in KIT_BENCHMARKS"
+    assert {m: tools_imports(p) for m, p in modules().items() if tools_imports(p)} == {}
 
 
 def test_the_loopback_address_is_written_once():
@@ -251,6 +308,9 @@ def test_the_checks_catch_a_circle_a_private_crossing_and_an_upward_import():
         "eoslab.cluster._admin": set(),
         "eoslab._wait": set(),
         "eoslab.grading.lab01": {"eoslab"},  # the package's face
+        "eoslab.analysis._report": {"eoslab.bench.producers", "eoslab.runs"},  # analysis keeps apart from bench
+        "eoslab.bench.producers": set(),
+        "eoslab.runs": set(),
     }
     assert cycles(fake) == [["eoslab.cluster._cluster", "eoslab.cluster._seed", "eoslab.cluster._cluster"]]
     assert private_crossings(fake) == ["eoslab.faults._client imports eoslab.cluster._admin, private to eoslab.cluster"]
@@ -258,6 +318,15 @@ def test_the_checks_catch_a_circle_a_private_crossing_and_an_upward_import():
         "eoslab.cluster._cluster (cluster) imports eoslab.faults (faults), a part below it in LAYERS",
         "eoslab.grading.lab01 imports the package's face (eoslab/__init__.py): import the part itself",
     ]
+    assert apart_imports(fake) == [
+        "eoslab.analysis._report imports eoslab.bench.producers: analysis keeps apart from bench"
+    ]
+
+
+def test_an_import_of_the_developer_tools_is_seen(tmp_path):
+    path = tmp_path / "mod.py"
+    path.write_text("import os\ndef f():\n    from tools.kitbench.spin import bench_spin\nimport tools.footprint\n")
+    assert tools_imports(path) == {"tools.kitbench.spin", "tools.footprint"}
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,9 @@ import pytest
 from eoslab.analysis._cpeer import cpeer_lines, cpeer_table
 from eoslab.bench import _stats, _threads
 from eoslab.bench._cbuild import VERSION_LINE
-from eoslab.bench._cpeer import CLIENT, Tracker, argv
+from eoslab.bench._cpeer import Tracker, argv
 from eoslab.bench._harness import BenchError
+from eoslab.runs import CPEER_CLIENT as CLIENT
 from eoslab.runs import Workload
 
 

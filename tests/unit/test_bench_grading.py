@@ -1,5 +1,5 @@
-"""`eoslab bench grading` without a cluster: the labs it is given, the class it makes, its table and summary,
-and a whole run with a stand-in for ``grade_class`` that writes the journal a class run writes."""
+"""`python -m tools.kitbench grading` without a cluster: the labs it is given, the class it makes, its table and
+summary, and a whole run with a stand-in for ``grade_class`` that writes the journal a class run writes."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from eoslab import cli
-from eoslab.bench.kit import grading as bench
-from eoslab.bench.kit.grading import GradingRun, chosen_labs, differences, make_class, summary, table
 from eoslab.errors import SetupError
+from tools.kitbench import cli
+from tools.kitbench import grading as bench
+from tools.kitbench.grading import GradingRun, chosen_labs, differences, make_class, summary, table
 
 
 def test_labs_are_named_by_number_or_name_and_kept_in_course_order() -> None:
@@ -22,9 +22,9 @@ def test_labs_are_named_by_number_or_name_and_kept_in_course_order() -> None:
 
 
 def test_a_bad_labs_option_is_refused_before_needing_a_cluster(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["--backend", "local", "bench", "grading", "--labs", "01,09"]) == 2
+    assert cli.main(["--backend", "local", "grading", "--labs", "01,09"]) == 2
     assert "--labs: unknown lab09; use some of 01,02,03,04,05,06" in capsys.readouterr().err
-    assert cli.main(["--backend", "local", "bench", "grading", "--workers", "1"]) == 2
+    assert cli.main(["--backend", "local", "grading", "--workers", "1"]) == 2
 
 
 def _row(learner: str, lab: str, secs: float, score: float = 6.0) -> dict[str, Any]:
@@ -110,13 +110,13 @@ def test_a_whole_run_grades_two_copies_and_writes_its_figures_in_the_runs_folder
 
     code = bench.bench_grading(
         _Cluster(),  # type: ignore[arg-type]
-        grade,
         course=course,
         learners=2,
         workers=3,
         labs=("lab04",),
         root=tmp_path / "runs",
         keep=tmp_path / "kept",
+        grade=grade,
     )
     out = capsys.readouterr().out
     assert code == 0 and calls == [(1, ["learner1", "learner2"]), (3, ["learner1", "learner2"])]

@@ -1,4 +1,4 @@
-"""``eoslab bench spin`` (issue 26): its plan, its window arithmetic, its table and the sentences its
+"""``python -m tools.kitbench spin`` (issue 26): its plan, its window arithmetic, its table and the sentences its
 figures decide, on made-up figures."""
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from eoslab.bench import _spin_report, _stats
+from eoslab.bench import _stats
 from eoslab.bench._harness import BenchError
-from eoslab.bench.spin import TXN_MODE, VARIANTS, _Counter, _figures, chosen, plan, workload
+from tools.kitbench import _spin_report
+from tools.kitbench.spin import TXN_MODE, VARIANTS, _Counter, _figures, chosen, plan, workload
 
 
 def _row(variant: str, mode: str, r: int, rps: float, wakeups: float, broker_us: float) -> dict[str, Any]:

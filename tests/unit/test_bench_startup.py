@@ -1,4 +1,5 @@
-"""`eoslab bench cluster --compare`: the two start paths, their order, and the summary (no cluster needed)."""
+"""`python -m tools.kitbench cluster --compare`: the two start paths, their order, and the summary (no cluster
+needed)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import pytest
 
 from eoslab import _cds
 from eoslab.bench._harness import BenchError
-from eoslab.bench.kit import bench_cluster
-from eoslab.bench.kit.startup import CDS_ENV, PATHS, ColdStart, round_order, start_path, summary
 from eoslab.cluster import StartMarks
 from eoslab.topology import TOPOLOGY, role_jvm_flags
+from tools.kitbench.cluster import bench_cluster
+from tools.kitbench.startup import CDS_ENV, PATHS, ColdStart, round_order, start_path, summary
 
 
 class _Cluster:

@@ -11,7 +11,8 @@ import pytest
 
 from eoslab.bench import _warmup
 from eoslab.bench._rounds import Trims
-from eoslab.bench._warmup import NO_WARMUP, Warmup, compiler_cores, compilers, geo_mean, warmed, warmup_sentence
+from eoslab.bench._warmup import NO_WARMUP, Warmup, compiler_cores, compilers, geo_mean, warmed
+from eoslab.runs import warmup_sentence
 
 # Measured on the reference machine, 28 Nov, a cluster started just before (docs/benchmarks-producers.md): each
 # warm-up round's geometric mean of the six modes' records/s and the brokers' compiler threads (cores).

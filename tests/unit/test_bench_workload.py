@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from eoslab.bench._peer import JAVA_WARMUP_S, java_args, parse_output, peer_records
+from eoslab.bench._peer import java_args, parse_output, peer_records
 from eoslab.bench._rounds import rotated
-from eoslab.runs import MATRICES, MIN_COMMITS, Matrix, Workload, WorkloadError, matrix
+from eoslab.runs import JAVA_WARMUP_S, MATRICES, MIN_COMMITS, Matrix, Workload, WorkloadError, matrix
 
 
 def test_every_batching_setting_is_explicit_on_both_sides():
@@ -161,7 +161,7 @@ def _produce_row(t0: float, t1: float | None, partition: int, records: int) -> d
 
 
 def test_wire_stats_count_what_a_partition_had_unanswered():
-    from eoslab.bench.wire import wire_stats
+    from tools.kitbench.wire import wire_stats
 
     rows = [
         _produce_row(0.0, 1.0, 0, 63),

@@ -37,7 +37,7 @@ PACKAGES = _packages()
 
 
 def test_every_package_is_checked():
-    assert {"eoslab", "eoslab.cluster", "eoslab.faults", "eoslab.runs", "eoslab.bench.kit"} <= set(PACKAGES)
+    assert {"eoslab", "eoslab.cluster", "eoslab.faults", "eoslab.runs", "eoslab.bench"} <= set(PACKAGES)
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -1,6 +1,6 @@
-"""``eoslab bench proxy``: what the fault proxy costs, direct vs proxied, measured in ONE run.
+"""``python -m tools.kitbench proxy``: what the fault proxy costs, direct vs proxied, measured in ONE run.
 
-Targets (:mod:`eoslab.bench.targets`): throughput through the proxy against direct, and
+Targets (:mod:`tools.kitbench.targets`): throughput through the proxy against direct, and
 the added p99 latency, at acks=all with idempotence. Both paths use the same
 topic, record size and client settings; the phases alternate (direct,
 proxied, ...: 5 rounds) so that a busy moment of the 2-core laptop does not
@@ -24,10 +24,10 @@ from confluent_kafka import Producer
 
 from eoslab._librdkafka import BENCH
 from eoslab._timeouts import CLIENT_CALL, CLIENT_DRAIN
-from eoslab.bench.targets import PROXY_ADDED_P99_MS, PROXY_ROUND_S, PROXY_THROUGHPUT_RATIO
 from eoslab.cluster import Cluster
 from eoslab.faults import Proxy, ensure_proxy
 from eoslab.runs import describe_machine
+from tools.kitbench.targets import PROXY_ADDED_P99_MS, PROXY_ROUND_S, PROXY_THROUGHPUT_RATIO
 
 RECORD = b"x" * 1024
 ROUNDS = 5  # per path; the direct figure alone varies by ±30 % between rounds on a busy 2-core laptop

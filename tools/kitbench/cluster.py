@@ -1,9 +1,9 @@
-"""``eoslab bench cluster``: how fast the teaching cluster starts, recovers, and how big it is.
+"""``python -m tools.kitbench cluster``: how fast the teaching cluster starts, recovers, and how big it is.
 
-Targets on a 2-core machine (:mod:`eoslab.bench.targets`): cold start to ready, one broker
+Targets on a 2-core machine (:mod:`tools.kitbench.targets`): cold start to ready, one broker
 restart back in the ISR, whole cluster resident. Each figure is printed with its target
 and the ratio, measured in this run; each cold start also with its phase breakdown, the CPU
-seconds the six JVMs spent until ready, and the load average (:mod:`eoslab.bench.kit.startup`).
+seconds the six JVMs spent until ready, and the load average (:mod:`tools.kitbench.startup`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from eoslab._heal import heal
 from eoslab._timeouts import HEAL, ISR
 from eoslab.bench._harness import BenchError
-from eoslab.bench.kit.startup import PATHS, ColdStart, breakdown, cold_start, round_order, start_path, summary
-from eoslab.bench.targets import BROKER_RESTART_S, CLUSTER_RSS_MB, COLD_START_S
 from eoslab.cluster import Cluster
 from eoslab.runs import describe_machine
 from eoslab.topology import DEMO_TOPIC
+from tools.kitbench.startup import PATHS, ColdStart, breakdown, cold_start, round_order, start_path, summary
+from tools.kitbench.targets import BROKER_RESTART_S, CLUSTER_RSS_MB, COLD_START_S
 
 
 @dataclass
@@ -61,11 +61,11 @@ def _report(cs: ColdStart, cluster: Cluster, name: str) -> Figure:
 def bench_cluster(cluster: Cluster, fresh: bool = False, starts: int = 1, compare: bool = False) -> list[Figure]:
     """Print every figure beside its target; ``fresh`` adds a start from no data, ``starts`` repeats the cold
     start; ``compare`` makes each of those a round of two, without the class-data-sharing archive and with it
-    (:data:`~eoslab.bench.kit.startup.PATHS`, local backend), in alternating order, and ends with both paths'
+    (:data:`~tools.kitbench.startup.PATHS`, local backend), in alternating order, and ends with both paths'
     medians."""
     if compare and cluster.backend.name != "local":
         raise BenchError("--compare switches the local JVMs' archive (the image has its own): use the local backend.")
-    print(f"eoslab bench cluster on {describe_machine()}, backend {cluster.backend.name}")
+    print(f"python -m tools.kitbench cluster on {describe_machine()}, backend {cluster.backend.name}")
     figures = []
     if fresh:
         figures.append(_report(cold_start(cluster, fresh=True), cluster, "fresh start to ready"))

@@ -1,4 +1,4 @@
-"""``eoslab bench wire``: what each client really sends, read from the fault proxy's trace.
+"""``python -m tools.kitbench wire``: what each client really sends, read from the fault proxy's trace.
 
 The harness (librdkafka) and Kafka's ProducerPerformance get the same settings
 (:mod:`eoslab.runs`), but a setting is only a bound: whether the two compare like for like is
@@ -123,7 +123,7 @@ def measure_wire(
     """Both clients at saturation through the proxy on a fresh topic: the harness (warmed up, then ``seconds``),
     then the Java tool (``java_records``); their figures, harness first."""
     if cluster.backend.name != "local":
-        raise BenchError("eoslab bench wire runs on the local backend: the Java tool must reach the proxy.")
+        raise BenchError("python -m tools.kitbench wire runs on the local backend: the Java tool must reach the proxy.")
     proxy = Proxy.connect(cluster)
     run = uuid.uuid4().hex[:8]
     topic = f"bench-wire-{w.label}-{run}".replace("_", "-")

@@ -238,7 +238,8 @@ def breakdown(cs: ColdStart, cluster: Cluster) -> list[str]:
 CDS_ENV = "EOSLAB_CDS"
 """``0``: the local backend's JVMs start without the class-data-sharing archive (:mod:`eoslab._cds`)."""
 PATHS = ("without CDS", "with CDS")
-"""The two start paths `eoslab bench cluster --compare` interleaves: ``EOSLAB_CDS=0``, and the kit's default."""
+"""The two start paths `python -m tools.kitbench cluster --compare` interleaves: ``EOSLAB_CDS=0``, and the kit's
+default."""
 
 
 @contextmanager

@@ -1,6 +1,6 @@
-"""``eoslab bench analyse``: the analysis timing itself. Module 06's whole analysis over the real runs
-and a class-sized set of generated ones (target in :mod:`eoslab.bench.targets`), with the kit/Java
-ratio per mode. A benchmark of the kit, kept beside what it measures (``bench`` sits below ``analysis``)."""
+"""``python -m tools.kitbench analyse``: the analysis timing itself. Module 06's whole analysis over the real runs
+and a class-sized set of generated ones (target in :mod:`tools.kitbench.targets`), with the kit/Java
+ratio per mode. A benchmark of the kit."""
 
 from __future__ import annotations
 
@@ -11,14 +11,20 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from eoslab.analysis._load import load_runs
-from eoslab.analysis._metrics import e2e_by_commit_interval, latency_percentiles, overhead_spread
-from eoslab.analysis._published import compare
-from eoslab.analysis._rounds import kit_vs_java, overhead, throughput
-from eoslab.analysis._session import spark_session
-from eoslab.analysis._synthetic import generate_class
-from eoslab.bench.targets import ANALYSIS_RUNS, ANALYSIS_S
+from eoslab.analysis import (
+    compare,
+    e2e_by_commit_interval,
+    generate_class,
+    kit_vs_java,
+    latency_percentiles,
+    load_runs,
+    overhead,
+    overhead_spread,
+    spark_session,
+    throughput,
+)
 from eoslab.runs import describe_machine, run_folders, runs_dir
+from tools.kitbench.targets import ANALYSIS_RUNS, ANALYSIS_S
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -45,7 +51,7 @@ def analyse_all(spark: SparkSession, root: Path) -> dict[str, object]:
 
 
 def bench_analyse(root: str | Path | None = None, synthetic: int = ANALYSIS_RUNS) -> int:
-    print(f"eoslab bench analyse on {describe_machine()}")
+    print(f"python -m tools.kitbench analyse on {describe_machine()}")
     t0 = time.monotonic()
     spark = spark_session(kafka=False)
     print(f"Spark session: {time.monotonic() - t0:.1f} s")

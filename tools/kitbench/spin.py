@@ -1,4 +1,4 @@
-"""``eoslab bench spin``: where the idempotent producer's client CPU goes, and what removes it.
+"""``python -m tools.kitbench spin``: where the idempotent producer's client CPU goes, and what removes it.
 
 librdkafka's idempotent producer lets a partition have at most ``RD_KAFKA_IDEMP_MAX_INFLIGHT`` (5) MESSAGES in
 flight (``rktp_msgs_inflight``, checked in ``rd_kafka_toppar_producer_serve``, ``rdkafka_broker.c``). When the
@@ -242,8 +242,8 @@ def bench_spin(
     """Measure, print the table and its sentences, and keep the rows as ``runs/spin-<run_id>/spin.parquet``."""
     import pandas as pd
 
-    from eoslab.bench import _spin_report
     from eoslab.runs import new_run_id, runs_dir
+    from tools.kitbench import _spin_report
 
     cells = plan(variants, rounds, txn)
     print(f"spin probe: {len(cells)} cells of {seconds:g} s measured, about {len(cells) * (seconds + 2.5):.0f} s")

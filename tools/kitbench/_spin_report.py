@@ -1,4 +1,4 @@
-"""``eoslab bench spin``'s table and the one sentence per control that its figures support.
+"""``python -m tools.kitbench spin``'s table and the one sentence per control that its figures support.
 
 The sentences are decided from the medians, never written in advance: a producer "spins" when its broker
 threads wake at least :data:`SPIN_FACTOR` times as often per record as acks=all's in the same layout, and

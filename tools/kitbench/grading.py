@@ -1,4 +1,5 @@
-"""``eoslab bench grading``: how much faster a class is graded by N workers, each on a cluster of its own, than by one.
+"""``python -m tools.kitbench grading``: how much faster a class is graded by N workers, each on a cluster of its
+own, than by one.
 
 The class is ``learners`` plain folders (``learner1``, ``learner2`` ...), each holding copies of the course's
 solutions of ``labs``. With lab 06, each also holds one complete module-06 run: the newest under the runs folder,
@@ -10,8 +11,7 @@ busy the machine was; and whether the two gradebooks agree (the exit code is 1 w
 ``runs/grading-<run_id>/``: the figures (``grading.json``), the report and both journals. No ``summary.parquet``
 there, so module 06's readers pass the folder by.
 
-:mod:`eoslab.grading` sits below the benchmarks in the kit's layers (tests/unit/test_architecture.py): the
-command line hands its ``grade_class`` in.
+It grades with :func:`eoslab.grading.grade_class` itself; a unit test hands in a stand-in (``grade=``).
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ from typing import Any
 import psutil
 
 from eoslab._progress import progress_bar
-from eoslab.bench.targets import CLASS_GRADING_MIN, CLASS_LEARNERS, GRADING_WORKERS_RATIO
 from eoslab.cluster import Cluster
 from eoslab.errors import SetupError
+from eoslab.grading import grade_class
 from eoslab.runs import FORMAT, describe_machine, new_run_id, run_folders, run_format, runs_dir
+from tools.kitbench.targets import CLASS_GRADING_MIN, CLASS_LEARNERS, GRADING_WORKERS_RATIO
 
 LABS = ("lab01", "lab02", "lab03", "lab04", "lab05", "lab06")
 JOURNAL = "gradebook.jsonl"
@@ -226,7 +227,6 @@ def _write(folder: Path, runs: list[GradingRun], lines: list[str], classes: list
 
 def bench_grading(
     cluster: Cluster,
-    grade: GradeClass,
     *,
     course: Path,
     learners: int = 2,
@@ -234,13 +234,14 @@ def bench_grading(
     labs: tuple[str, ...] = LABS,
     root: str | Path | None = None,
     keep: Path | None = None,
+    grade: GradeClass = grade_class,
 ) -> int:
     """Grade the generated class with 1 worker, then with ``workers``; print and write the figures. ``root`` is
     the runs folder; ``keep`` keeps the two classes there instead of a temporary folder."""
     cluster.require_running()
     n, run_id = learners * len(labs), new_run_id()
     print(
-        f"eoslab bench grading on {describe_machine()}: {learners} learner(s) × {len(labs)} lab(s) "
+        f"python -m tools.kitbench grading on {describe_machine()}: {learners} learner(s) × {len(labs)} lab(s) "
         f"({', '.join(labs)}), 1 worker then {_workers(workers)} on clusters of their own"
     )
     with _scratch(keep, run_id) as scratch:
