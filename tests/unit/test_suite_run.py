@@ -67,6 +67,7 @@ class Recorder:
 
     def __init__(self, fail: str | None = None) -> None:
         self.calls: list[str] = []
+        self.argvs: list[list[str]] = []
         self.fail = fail
 
     def _name(self, argv: list[str], env: dict[str, str]) -> str:
@@ -81,6 +82,7 @@ class Recorder:
     def run(self, argv: list[str], cwd: Any = None, env: Any = None, **_: Any) -> subprocess.CompletedProcess[str]:
         name = self._name(argv, env)
         self.calls.append(name)
+        self.argvs.append(list(argv))
         return subprocess.CompletedProcess(argv, 1 if self.fail and self.fail in name else 0)
 
     def popen(self, argv: list[str], cwd: Any = None, env: Any = None, **_: Any) -> Any:
@@ -89,9 +91,9 @@ class Recorder:
 
 
 def _main(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *argv: str, fail: str | None = None
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *argv: str, fail: str | None = None, rec: Recorder | None = None
 ) -> tuple[int, list[str]]:
-    rec = Recorder(fail)
+    rec = rec or Recorder(fail)
     monkeypatch.setattr("tests.suite.subprocess.run", rec.run)
     monkeypatch.setattr("tests.suite.subprocess.Popen", rec.popen)
     monkeypatch.setattr("tests.suite.suite_ports.choose_base", lambda learner: 150)
@@ -134,6 +136,18 @@ def test_make_test_runs_the_tiers_in_order_each_on_the_suites_own_clusters(monke
         "bash tools/system/docker.sh ensure @150/local"
     )
     assert not (tmp_path / "runs").exists()  # the runs folder, with the suite's clusters' data, is gone
+
+
+def test_the_course_tier_leaves_the_site_test_to_make_site_test_unless_it_is_named(monkeypatch, tmp_path) -> None:
+    def course_argv(*args: str) -> list[str]:
+        rec = Recorder()
+        assert _main(monkeypatch, tmp_path, "course", *args, rec=rec)[0] == 0
+        (argv,) = [a for a in rec.argvs if "pytest" in a and "course" in a]
+        return argv
+
+    assert "--ignore=tests/browser/test_site.py" in course_argv()  # run after the tier, on the built site: no skips
+    named = course_argv("--", "tests/browser/test_site.py")
+    assert "--ignore=tests/browser/test_site.py" not in named and "tests/browser/test_site.py" in named
 
 
 def test_a_failing_tier_stops_the_run_and_its_clusters_still_stop(monkeypatch, tmp_path) -> None:
