@@ -87,6 +87,18 @@ HINT_METADATA = (
 CELL_HINTS = {"crash": HINT_RUN, "abort": HINT_ABORT, "commit timeout": HINT_RETRY, "zombie": HINT_FENCED}
 
 
+def _delete_quietly(cluster: Cluster, topic: str) -> None:
+    try:
+        cluster.admin.delete_topic(topic)
+    except Exception:  # noqa: BLE001 - a topic left behind costs nothing; the verdict matters
+        pass
+
+
+def _plain_commits(histories: list[Path]) -> int:
+    """Offset commits outside any transaction, over the histories."""
+    return sum(1 for h in histories for e in read_history(h).events if isinstance(e, Committed) and e.txn is None)
+
+
 def commit_timeout(cluster: Cluster, loop: str, folder: Path) -> cells.Outcome:
     """The fault matrix's ``drop_endtxn_response`` cell with the learner's loop: EndTxn's answer is lost,
     commit_transaction times out, and only retrying it is right."""
@@ -101,17 +113,13 @@ def commit_timeout(cluster: Cluster, loop: str, folder: Path) -> cells.Outcome:
     if exits:
         raise CellFailed(f"your processor stopped when EndTxn's answer was lost: {exits[0]}")
     for topic in (res.input, res.output):  # the matrix keeps a cell's topics for its audit; a check does not
-        try:
-            cluster.admin.delete_topic(topic)
-        except Exception:  # noqa: BLE001 - a topic left behind costs nothing; the verdict matters
-            pass
+        _delete_quietly(cluster, topic)
     hist = [Path(h) for h in res.histories]
-    plain = sum(1 for h in hist for e in read_history(h).events if isinstance(e, Committed) and e.txn is None)
     return cells.Outcome(
         "commit timeout",
         res.verdict,
         res.records,
-        plain,
+        _plain_commits(hist),
         cells.fenced_then_committed(hist),
         0,
         cells.offsets_behind(hist),
