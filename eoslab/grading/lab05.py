@@ -179,20 +179,23 @@ def _saw(out: cells.Outcome) -> str:
     return f"in the {out.cell} cell ({out.inputs} inputs): " + "; ".join(parts)
 
 
+_MESSAGE_HINTS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("requires transactional.id", "_NOT_CONFIGURED"), HINT_TRANSACTIONAL_ID),
+    ((cells.OFFSETLESS,), HINT_NO_OFFSETS),
+    (("were skipped",), HINT_REWIND),
+    (("is read again",), HINT_NEXT),
+    (("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID"), HINT_METADATA),
+)
+"""A failed cell's hint by the words of its message, first match wins."""
+
+
 def _cell_hint(name: str, message: str) -> str:
-    if "requires transactional.id" in message or "_NOT_CONFIGURED" in message:
-        return HINT_TRANSACTIONAL_ID
-    if cells.OFFSETLESS in message:
-        return HINT_NO_OFFSETS
-    if "were skipped" in message:
-        return HINT_REWIND
-    if "is read again" in message:
-        return HINT_NEXT
-    if "ILLEGAL_GENERATION" in message or "UNKNOWN_MEMBER_ID" in message:
-        return HINT_METADATA
+    hint = next((h for words, h in _MESSAGE_HINTS if any(w in message for w in words)), None)
+    if hint is not None:
+        return hint
     if "fenced" in message.lower() and name in ("zombie", "member"):
         return HINT_FENCED
-    if "stopped by itself (exit 0)" in message or "exit 0" in message:
+    if "exit 0" in message:  # "stopped by itself (exit 0)" among others
         return HINT_RUN
     return CELL_HINTS.get(name, HINT_ABORT)
 
