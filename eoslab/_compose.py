@@ -99,6 +99,36 @@ def _healthcheck(broker: Node) -> list[str]:
     ]
 
 
+def _service(topo: Topology, node: Node, project: str) -> list[str]:
+    """The compose service of one node: its image, environment (the node's properties), ports and volume."""
+    props = node_properties(topo, node, data_dir=CONTAINER_DATA_DIR, docker=True)
+    lines = [
+        f"  {node.name}:",
+        f"    image: ${{{IMAGE_VARIABLE}:-{KAFKA_IMAGE}}}",
+        f"    hostname: {node.name}",
+        f"    container_name: {project}-{node.name}",
+    ]
+    if node.is_broker:
+        lines += ["    depends_on:"] + [f"      - {c.name}" for c in topo.controllers]
+    lines += ["    environment:", f"      CLUSTER_ID: {_quote(topo.cluster_id)}"]
+    # Read by the image's scripts, not turned into properties: the heap per role (the image's
+    # default is 1 GB per node, six of which do not fit a learner's laptop) and the kit's JVM flags.
+    lines.append(f"      KAFKA_HEAP_OPTS: {_quote(JVM_HEAP[node.role])}")
+    # A rendering beside another cluster (offset != 0: the test suite's) follows $EOSLAB_BROKER_JIT as local
+    # nodes do; the committed file (offset 0, a learner's) never does.
+    jit = local_broker_extra_flags(node.role) if topo.port_offset else ()
+    lines.append(f"      KAFKA_JVM_PERFORMANCE_OPTS: {_quote(' '.join((role_jvm_flags(node.role), *jit)))}")
+    for key, value in props.items():
+        lines.append(f"      {env_name(key)}: {_quote(value)}")
+    lines.append("    ports:")
+    published = node.ports if not node.is_broker else (node.client_port, node.proxied_port)
+    lines += [f'      - "{LOOPBACK}:{p}:{p}"' for p in published]
+    lines += ["    volumes:", f"      - {node.name}-data:{CONTAINER_DATA_DIR}"]
+    if node.is_broker:
+        lines += _healthcheck(node)
+    return lines
+
+
 def render_compose(topo: Topology | None = None, *, lab: bool | None = None) -> str:
     """The compose file of ``topo`` (default: offset 0, whatever ``$EOSLAB_PORT_OFFSET`` says). ``lab``: with the lab
     service (profile ``lab``); by default only at offset 0, the committed file's: a cluster the kit renders beside
@@ -116,31 +146,7 @@ def render_compose(topo: Topology | None = None, *, lab: bool | None = None) -> 
         "services:",
     ]
     for node in topo.nodes:
-        props = node_properties(topo, node, data_dir=CONTAINER_DATA_DIR, docker=True)
-        lines += [
-            f"  {node.name}:",
-            f"    image: ${{{IMAGE_VARIABLE}:-{KAFKA_IMAGE}}}",
-            f"    hostname: {node.name}",
-            f"    container_name: {project}-{node.name}",
-        ]
-        if node.is_broker:
-            lines += ["    depends_on:"] + [f"      - {c.name}" for c in topo.controllers]
-        lines += ["    environment:", f"      CLUSTER_ID: {_quote(topo.cluster_id)}"]
-        # Read by the image's scripts, not turned into properties: the heap per role (the image's
-        # default is 1 GB per node, six of which do not fit a learner's laptop) and the kit's JVM flags.
-        lines.append(f"      KAFKA_HEAP_OPTS: {_quote(JVM_HEAP[node.role])}")
-        # A rendering beside another cluster (offset != 0: the test suite's) follows $EOSLAB_BROKER_JIT as local
-        # nodes do; the committed file (offset 0, a learner's) never does.
-        jit = local_broker_extra_flags(node.role) if topo.port_offset else ()
-        lines.append(f"      KAFKA_JVM_PERFORMANCE_OPTS: {_quote(' '.join((role_jvm_flags(node.role), *jit)))}")
-        for key, value in props.items():
-            lines.append(f"      {env_name(key)}: {_quote(value)}")
-        lines.append("    ports:")
-        published = node.ports if not node.is_broker else (node.client_port, node.proxied_port)
-        lines += [f'      - "{LOOPBACK}:{p}:{p}"' for p in published]
-        lines += ["    volumes:", f"      - {node.name}-data:{CONTAINER_DATA_DIR}"]
-        if node.is_broker:
-            lines += _healthcheck(node)
+        lines += _service(topo, node, project)
     with_lab = topo.port_offset == 0 if lab is None else lab
     if with_lab:
         lines += render_lab_service(topo, project)

@@ -33,18 +33,22 @@ def show_mermaid(diagram: str) -> None:
     display(mermaid_bundle(diagram), raw=True)
 
 
+def _defined(node: ast.stmt) -> list[tuple[str, tuple[int, int]]]:
+    """The names a top-level statement defines or assigns, each with the statement's (first, last) line
+    (a definition's first line is its first decorator's)."""
+    last = node.end_lineno or node.lineno
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [(node.name, (min([node.lineno, *(d.lineno for d in node.decorator_list)]), last))]
+    if isinstance(node, ast.Assign):
+        return [(t.id, (node.lineno, last)) for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [(node.target.id, (node.lineno, last))]
+    return []
+
+
 def _spans(tree: ast.Module, names: tuple[str, ...], path: Path) -> list[tuple[int, int]]:
     """(first, last) line of each top-level definition or assignment named, in the order asked."""
-    found: dict[str, tuple[int, int]] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            found[node.name] = (first, node.end_lineno or node.lineno)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                if isinstance(t, ast.Name):
-                    found[t.id] = (node.lineno, node.end_lineno or node.lineno)
+    found = {name: span for node in tree.body for name, span in _defined(node)}
     missing = [n for n in names if n not in found]
     if missing:
         raise SetupError(f"{path} defines no {', '.join(missing)} at its top level: name one of {sorted(found)}.")

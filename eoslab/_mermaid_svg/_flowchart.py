@@ -7,6 +7,7 @@ lines; a subgraph's title or an edge's label of several lines makes its group, o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
@@ -46,21 +47,42 @@ class _Flow:
 
     def read(self, line: str) -> bool:
         """Take one line of the diagram; False for a construct this renderer does not know."""
-        if m := _SUBGRAPH.match(line):
-            self.open = _Group(m.group(1), lines_of(m.group(2) or m.group(1)))
-            self.groups.append(self.open)
-        elif line == "end":
-            self.open = None
-        elif (m := _NODE.match(line)) and self.open is not None:
-            self.open.nodes.append((m.group(1), lines_of(m.group(2))))
-        elif m := _EDGE.match(line):
-            a, label, b = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(4), "", m.group(5))
-            self.edges.append((a, lines_of(label) if label else [], b))
-        elif m := _STYLE.match(line):
-            self.styles[m.group(1)] = dict(kv.split(":", 1) for kv in m.group(2).split(",") if ":" in kv)
-        else:
-            return False
+        return any((m := pattern.match(line)) is not None and take(self, m) for pattern, take in _READERS)
+
+    def _subgraph(self, m: re.Match[str]) -> bool:
+        self.open = _Group(m.group(1), lines_of(m.group(2) or m.group(1)))
+        self.groups.append(self.open)
         return True
+
+    def _end(self, m: re.Match[str]) -> bool:
+        self.open = None
+        return True
+
+    def _node(self, m: re.Match[str]) -> bool:
+        """A node inside a subgraph (one outside is not this construct)."""
+        if self.open is None:
+            return False
+        self.open.nodes.append((m.group(1), lines_of(m.group(2))))
+        return True
+
+    def _edge(self, m: re.Match[str]) -> bool:
+        a, label, b = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(4), "", m.group(5))
+        self.edges.append((a, lines_of(label) if label else [], b))
+        return True
+
+    def _style(self, m: re.Match[str]) -> bool:
+        self.styles[m.group(1)] = dict(kv.split(":", 1) for kv in m.group(2).split(",") if ":" in kv)
+        return True
+
+
+_READERS: tuple[tuple[re.Pattern[str], Callable[[_Flow, re.Match[str]], bool]], ...] = (
+    (_SUBGRAPH, _Flow._subgraph),
+    (re.compile(r"end\Z"), _Flow._end),
+    (_NODE, _Flow._node),
+    (_EDGE, _Flow._edge),
+    (_STYLE, _Flow._style),
+)
+"""The constructs a flowchart line can be, tried in order: the first that takes the line wins."""
 
 
 def _parse(diagram: str) -> _Flow | None:

@@ -194,13 +194,18 @@ def _header(kinds: list[str], width: int) -> list[str]:
     ]
 
 
+def _columns_present(present: set[str]) -> list[str]:
+    """The ``present`` columns in the matrix's order: each kind in a classic group, then in a KIP-848 one."""
+    order = [column_of(k, p) for p in ("classic", "consumer") for k in KINDS]
+    return [k for k in order if k in present]
+
+
 def matrix_text(cells: list[CellResult]) -> str:
     """The matrix as a terminal table: a row per fault, the anomaly counts of EOS | twin | EOS in a KIP-848
     group side by side (``-`` where a fault has no such cell)."""
     width = max(len(a) for a in SHOWN)  # a name's "_" printed as " ": the same length
     by = {(c.fault, column_of(c.kind, c.group_protocol)): c for c in cells}
-    order = [column_of(k, p) for p in ("classic", "consumer") for k in KINDS]
-    columns = [k for k in order if k in {col for _, col in by}]
+    columns = _columns_present({col for _, col in by})
     faults = [f for f in FAULTS if f in {c.fault for c in cells}]
     rows = [f"{f:<24}" + "".join(_counts_column(by.get((f, k)), width) for k in columns) for f in faults]
     return "\n".join([*_header(columns, width), *rows])

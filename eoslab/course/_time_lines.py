@@ -87,18 +87,19 @@ def _source(cell: dict[str, Any]) -> str:
     return "".join(text) if isinstance(text, list) else str(text)
 
 
+def _change_cell(cell: dict[str, Any], change: Callable[[str], str]) -> list[tuple[str, str]]:
+    """Apply ``change`` to each line of the cell's source (in place); the (old, new) lines that differ."""
+    lines = _source(cell).splitlines(keepends=True)
+    new = [change(line.rstrip("\n")) + ("\n" if line.endswith("\n") else "") for line in lines]
+    cell["source"] = new if isinstance(cell["source"], list) else "".join(new)
+    return [(old, line) for old, line in zip(lines, new, strict=True) if old != line]
+
+
 def _rewrite(path: Path, change: Callable[[str], str]) -> bool:
     """Apply ``change`` to each line of the notebook's markdown cells; write the file if a line changed."""
     raw = path.read_text(encoding="utf-8")
     nb = json.loads(raw)
-    swaps: list[tuple[str, str]] = []
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "markdown":
-            continue
-        lines = _source(cell).splitlines(keepends=True)
-        new = [change(line.rstrip("\n")) + ("\n" if line.endswith("\n") else "") for line in lines]
-        swaps += [(old, line) for old, line in zip(lines, new, strict=True) if old != line]
-        cell["source"] = new if isinstance(cell["source"], list) else "".join(new)
+    swaps = [swap for cell in nb["cells"] if cell["cell_type"] == "markdown" for swap in _change_cell(cell, change)]
     if not swaps:
         return False
     text: str | None = raw

@@ -93,6 +93,20 @@ def _grid(header: tuple[str, ...], rows: list[list[str]], left: int) -> list[str
     return [line(list(header)), *(line(r) for r in rows)]
 
 
+def _apart_lines(course: CourseTime) -> list[str]:
+    """What is not in the core path: the optional modules, then the deep dives and their sum."""
+    lines = [
+        f"Module {_name(m)}, apart (not in the core path): {_min(m.minutes)} min; {m.optional}."
+        for m in course.modules
+        if m.optional
+    ]
+    deep = [_deep_row(m, d) for m in course.modules for d in m.deep_dives]
+    if deep:
+        lines += ["", "Deep dives, apart (optional, not in the total):", *_grid(_DEEP, deep, 2)]
+        lines.append(f"Deep dives in all: {_min(course.deep_dives_min)} min ({_hours(course.deep_dives_min)}).")
+    return lines
+
+
 def time_table(course: CourseTime) -> str:
     """The whole answer, in minutes: reading + run = core; core tasks + run = lab; core + lab = a module's total."""
     lines = [
@@ -109,12 +123,7 @@ def time_table(course: CourseTime) -> str:
         else f"does NOT fit a one-day workshop ({WORKSHOP_MINUTES // 60} h): {_min(total - WORKSHOP_MINUTES)} min over"
     )
     lines += ["", f"Core path with labs: {_min(total)} min ({_hours(total)}): {verdict}."]
-    for m in (m for m in course.modules if m.optional):
-        lines.append(f"Module {_name(m)}, apart (not in the core path): {_min(m.minutes)} min; {m.optional}.")
-    deep = [_deep_row(m, d) for m in course.modules for d in m.deep_dives]
-    if deep:
-        lines += ["", "Deep dives, apart (optional, not in the total):", *_grid(_DEEP, deep, 2)]
-        lines.append(f"Deep dives in all: {_min(course.deep_dives_min)} min ({_hours(course.deep_dives_min)}).")
+    lines += _apart_lines(course)
     lines += _stretch_lines(course)
     if course.not_measured:
         lines += [

@@ -107,8 +107,8 @@ class PackResult:
         )
 
 
-def course_files(root: Path) -> list[str]:
-    """The course's files, relative to ``root``: what git tracks or would (not ignored), or (no git) a walk."""
+def _git_files(root: Path) -> list[str] | None:
+    """What git tracks or would track under ``root`` (not ignored); None without git or a repository."""
     try:
         out = subprocess.run(
             ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -117,18 +117,29 @@ def course_files(root: Path) -> list[str]:
             check=True,
             timeout=30,
         ).stdout
-        files = [f for f in out.split("\0") if f]
-        if files:
-            return sorted(f for f in files if (root / f).is_file())
     except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
-        pass
-    skip = {".git", ".venv", "kafka-data", "runs", "__pycache__", ".offline", ".ipynb_checkpoints", "test-artifacts"}
+        return None
+    return [f for f in out.split("\0") if f]
+
+
+_WALK_SKIPS = {".git", ".venv", "kafka-data", "runs", "__pycache__", ".offline", ".ipynb_checkpoints", "test-artifacts"}
+
+
+def _walked_files(root: Path) -> list[str]:
+    """Every file under ``root`` but those of :data:`_WALK_SKIPS` and ``*.egg-info`` folders."""
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in skip and not d.endswith(".egg-info")]
-        for name in filenames:
-            found.append(str((Path(dirpath) / name).relative_to(root)))
+        dirnames[:] = [d for d in dirnames if d not in _WALK_SKIPS and not d.endswith(".egg-info")]
+        found += [str((Path(dirpath) / name).relative_to(root)) for name in filenames]
     return sorted(found)
+
+
+def course_files(root: Path) -> list[str]:
+    """The course's files, relative to ``root``: what git tracks or would (not ignored), or (no git) a walk."""
+    files = _git_files(root)
+    if files:
+        return sorted(f for f in files if (root / f).is_file())
+    return _walked_files(root)
 
 
 def learner_files(files: list[str]) -> list[str]:

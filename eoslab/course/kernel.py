@@ -56,33 +56,48 @@ def _brokers_running(user_ns: dict[str, Any]) -> int | None:
         return None
 
 
+def _undefined_name(value: BaseException) -> str | None:
+    name = getattr(value, "name", None) or str(value).split("'")[1:2]
+    if isinstance(name, list):
+        return name[0] if name else None
+    return name  # type: ignore[no-any-return]
+
+
+def _explain_name_error(value: BaseException, user_ns: dict[str, Any]) -> str | None:
+    name = _undefined_name(value)
+    if name and not any(n in user_ns for n in SETUP_NAMES):
+        return (
+            f"`{name}` is not defined because this kernel is new (it restarted after dying, or the # Setup "
+            "cell has not run yet): run the # Setup cell at the top, then this cell again — your notebook "
+            "is kept as it is."
+        )
+    return None
+
+
+def _explain_cluster_error(
+    etype: type[BaseException], value: BaseException, user_ns: dict[str, Any], errors: Any
+) -> str | None:
+    if _brokers_running(user_ns) == 0:
+        return (
+            f"The cluster is down (no broker runs, so this cell got {etype.__name__}): run `eoslab up` in a "
+            "terminal (or the # Setup cell), then this cell again — your notebook and your topics are kept."
+        )
+    if errors is not None and issubclass(etype, errors.EoslabError):
+        return f"{etype.__name__}: {value}"
+    return None
+
+
 def explain(etype: type[BaseException], value: BaseException, user_ns: dict[str, Any]) -> str | None:
     """The one sentence to show instead of a traceback, or None to show the traceback."""
     if issubclass(etype, NameError):
-        name = getattr(value, "name", None) or str(value).split("'")[1:2]
-        if isinstance(name, list):
-            name = name[0] if name else None
-        if name and not any(n in user_ns for n in SETUP_NAMES):
-            return (
-                f"`{name}` is not defined because this kernel is new (it restarted after dying, or the # Setup "
-                "cell has not run yet): run the # Setup cell at the top, then this cell again — your notebook "
-                "is kept as it is."
-            )
-        return None
+        return _explain_name_error(value, user_ns)
     errors = sys.modules.get("eoslab.errors")
     if errors is not None and issubclass(etype, (errors.DataError, errors.GradingError)):
         # About files (runs, hand-ins, notebooks), never the cluster: the instructor's class notebook runs with no
         # cluster up, and "the cluster is down" would send them to the wrong fix.
         return f"{etype.__name__}: {value}"
     if issubclass(etype, _cluster_errors()):
-        running = _brokers_running(user_ns)
-        if running == 0:
-            return (
-                f"The cluster is down (no broker runs, so this cell got {etype.__name__}): run `eoslab up` in a "
-                "terminal (or the # Setup cell), then this cell again — your notebook and your topics are kept."
-            )
-        if errors is not None and issubclass(etype, errors.EoslabError):
-            return f"{etype.__name__}: {value}"
+        return _explain_cluster_error(etype, value, user_ns, errors)
     return None
 
 

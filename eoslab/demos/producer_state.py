@@ -26,7 +26,7 @@ at the log end, so the restart read no batch at all.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +74,25 @@ def _about(line: str, topic: str, partition: int) -> bool:
     return f"partition={tp}," in line or f"partition={tp}]" in line or f"/{tp}/" in line
 
 
+def _last_start(lines: list[str], broker: int | None) -> int:
+    """The line at which ``broker`` (any broker if None) last started; 0 without such a line."""
+    starts = [
+        i for i, ln in enumerate(lines) if (m := _START.search(ln)) and (broker is None or int(m.group(1)) == broker)
+    ]
+    return starts[-1] if starts else 0
+
+
+def _event(line: str) -> RecoveryEvent | None:
+    """The line as the first of :data:`_EVENTS` it matches."""
+    for name, pattern in _EVENTS:
+        m = pattern.search(line)
+        if m:
+            t = _TIME.search(line)
+            detail = ", ".join(f"{k}={v}" for k, v in m.groupdict().items() if k != "offset")
+            return RecoveryEvent(t.group(1) if t else "", name, int(m.group("offset")), detail)
+    return None
+
+
 def parse_recovery(text: str, topic: str, partition: int, broker: int | None = None) -> list[RecoveryEvent]:
     """The producer-state events of ``topic-partition`` in a broker's log, since its last start.
 
@@ -81,55 +100,79 @@ def parse_recovery(text: str, topic: str, partition: int, broker: int | None = N
     without such a line the whole text counts.
     """
     lines = text.splitlines()
-    starts = [
-        i for i, ln in enumerate(lines) if (m := _START.search(ln)) and (broker is None or int(m.group(1)) == broker)
-    ]
-    out = []
-    for ln in lines[starts[-1] if starts else 0 :]:
-        if not _about(ln, topic, partition):
-            continue
-        for name, pattern in _EVENTS:
-            m = pattern.search(ln)
-            if m:
-                t = _TIME.search(ln)
-                extra = {k: v for k, v in m.groupdict().items() if k != "offset"}
-                detail = ", ".join(f"{k}={v}" for k, v in extra.items())
-                out.append(RecoveryEvent(t.group(1) if t else "", name, int(m.group("offset")), detail))
-                break
-    return out
+    about = (ln for ln in lines[_last_start(lines, broker) :] if _about(ln, topic, partition))
+    return [e for e in map(_event, about) if e is not None]
+
+
+@dataclass
+class _Pass:
+    """One pass over the producer state: up to which offset, rebuilt from where, from which snapshot."""
+
+    upto: int
+    rebuilt: int | None = None
+    loaded: int | None = None
+
+    def sentence(self) -> str:
+        start = f"the snapshot at {self.loaded}" if self.loaded is not None else "no snapshot (an empty state)"
+        read = (
+            "nothing left to read"
+            if self.rebuilt in (None, self.upto)
+            else f"then the batches from {self.rebuilt} to {self.upto}"
+        )
+        return f"State up to offset {self.upto}: {start}, {read}."
+
+
+class _Story:
+    """The sentences of :func:`explain`, told as the events come."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.current: _Pass | None = None
+
+    def close(self) -> None:
+        if self.current is not None:
+            self.out.append(self.current.sentence())
+        self.current = None
+
+    def state_up_to(self, offset: int) -> None:
+        self.close()
+        self.current = _Pass(offset)
+
+    def snapshot_written(self, offset: int) -> None:
+        since = f"from {self.current.upto} " if self.current is not None else ""
+        self.close()
+        self.out.append(f"Read the batches {since}up to {offset} and wrote a snapshot at {offset}.")
+
+    def rebuild_from(self, offset: int) -> None:
+        if self.current is not None and self.current.rebuilt is None:
+            self.current.rebuilt = offset
+
+    def snapshot_loaded(self, offset: int) -> None:
+        if self.current is not None:
+            self.current.loaded = offset
+
+
+_TOLD: dict[str, Callable[[_Story, int], None]] = {
+    "state up to offset": _Story.state_up_to,
+    "snapshot written": _Story.snapshot_written,
+    "rebuild from offset": _Story.rebuild_from,
+    "snapshot loaded": _Story.snapshot_loaded,
+}
 
 
 def explain(events: Iterable[Any]) -> list[str]:
     """What the broker did, one sentence per pass over the producer state, from :func:`parse_recovery`'s
     events (or the rows of :func:`recovery`'s frame)."""
     rows = [(e.event, int(e.offset)) for e in events]
-    out: list[str] = []
-    upto: int | None = None
-    rebuilt: int | None = None
-    loaded: int | None = None
-
-    def close_pass() -> None:
-        if upto is not None:
-            start = f"the snapshot at {loaded}" if loaded is not None else "no snapshot (an empty state)"
-            read = "nothing left to read" if rebuilt in (None, upto) else f"then the batches from {rebuilt} to {upto}"
-            out.append(f"State up to offset {upto}: {start}, {read}.")
-
+    story = _Story()
     for event, offset in rows:
-        if event in ("state up to offset", "snapshot written"):
-            close_pass()
-            if event == "snapshot written":
-                since = f"from {upto} " if upto is not None else ""
-                out.append(f"Read the batches {since}up to {offset} and wrote a snapshot at {offset}.")
-            upto, rebuilt, loaded = (offset, None, None) if event == "state up to offset" else (None, None, None)
-        elif event == "rebuild from offset" and rebuilt is None:
-            rebuilt = offset
-        elif event == "snapshot loaded":
-            loaded = offset
-    close_pass()
+        if (tell := _TOLD.get(event)) is not None:
+            tell(story, offset)
+    story.close()
     deleted = sorted({o for e, o in rows if e == "snapshot deleted"})
     if deleted:
-        out.append(f"Deleted the snapshot(s) at {', '.join(map(str, deleted))}.")
-    return out
+        story.out.append(f"Deleted the snapshot(s) at {', '.join(map(str, deleted))}.")
+    return story.out
 
 
 def recovery(cluster: Cluster, broker: int, topic: str, partition: int) -> pd.DataFrame:

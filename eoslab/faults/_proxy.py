@@ -328,6 +328,17 @@ class ProxyEngine:
 
     # ------------------------------------------------------------------ broker -> client
 
+    def _summarize_response(self, row: dict[str, Any], api_key: int, version: int, frame: memoryview) -> None:
+        """The response's summary in its trace row (a Metadata response also teaches topic ids); a note
+        in the row when it does not decode."""
+        try:
+            resp = decode_response(bytes(frame[4:]), api_key, version, schemas=self.schemas)
+            if api_key == METADATA:
+                learn_topic_ids(resp, self.topic_names)
+            row["response"] = summarize_response(resp, row["request"], self.topic_names)
+        except (ProtocolError, KeyError, ValueError) as exc:
+            row["note"] = (row["note"] + "; " if row["note"] else "") + f"response not decoded ({exc})"
+
     def _on_response(self, conn: Conn, frame: memoryview, streamed: bool) -> Act | None:
         p = conn.pending.pop(_SIZE.unpack_from(frame, 4)[0], None)
         if p is None:
@@ -336,13 +347,7 @@ class ProxyEngine:
         row["response_time"] = time.time()
         row["fate"] = "forwarded"
         if p.api_key in DECODED_RESPONSES:
-            try:
-                resp = decode_response(bytes(frame[4:]), p.api_key, p.version, schemas=self.schemas)
-                if p.api_key == METADATA:
-                    learn_topic_ids(resp, self.topic_names)
-                row["response"] = summarize_response(resp, row["request"], self.topic_names)
-            except (ProtocolError, KeyError, ValueError) as exc:
-                row["note"] = (row["note"] + "; " if row["note"] else "") + f"response not decoded ({exc})"
+            self._summarize_response(row, p.api_key, p.version, frame)
         d = p.decision
         if not d:
             return None

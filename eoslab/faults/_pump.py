@@ -206,15 +206,10 @@ class Half(asyncio.BufferedProtocol):
         while end - pos >= 4:
             size = _SIZE.unpack_from(buf, pos)[0]
             if not self.min_size <= size <= MAX_FRAME:
-                self._write(view[forward_from:end])
-                self.blind = True
-                self.on_garbage(size)
-                self._reset()
+                self._go_blind(forward_from, size)
                 return
             stop = pos + 4 + size
-            streams = self.streamed or (
-                size >= STREAM_MIN and self.may_stream is not None and self.may_stream(view[pos : min(stop, end)])
-            )
+            streams = self._streams(size, pos, min(stop, end))
             if stop > end:
                 if streams:
                     self._write(view[forward_from:end])  # cut-through: the tail follows as it arrives
@@ -229,14 +224,7 @@ class Half(asyncio.BufferedProtocol):
                 continue
             act = self.on_frame(view[pos:stop], False)
             if act is not None:
-                self._write(view[forward_from:pos])
-                if act.delay_s:
-                    self._hold(pos, stop, act)
-                    return
-                if act.forward:
-                    self._write(view[pos:stop])
-                if act.close:
-                    self.on_lost()
+                if self._stops_reading(act, forward_from, pos, stop):
                     return
                 forward_from = stop
             pos = stop
@@ -245,6 +233,34 @@ class Half(asyncio.BufferedProtocol):
             self._reset()
         else:
             self.start = pos
+
+    def _go_blind(self, forward_from: int, size: int) -> None:
+        """Not a Kafka frame: forward what is unsent and every byte after it untouched."""
+        self._write(self.view[forward_from : self.end])
+        self.blind = True
+        self.on_garbage(size)
+        self._reset()
+
+    def _streams(self, size: int, pos: int, stop: int) -> bool:
+        """The frame at ``pos`` goes to the peer as it arrives: it already does, or it is big and no rule
+        can touch it (``may_stream`` reads its head, up to ``stop``)."""
+        if self.streamed:
+            return True
+        return size >= STREAM_MIN and self.may_stream is not None and self.may_stream(self.view[pos:stop])
+
+    def _stops_reading(self, act: Act, forward_from: int, pos: int, stop: int) -> bool:
+        """Carry out a rule's act on the frame at ``pos:stop`` after forwarding the frames before it; True
+        when reading stops there (the frame is held, or the connection closed)."""
+        self._write(self.view[forward_from:pos])
+        if act.delay_s:
+            self._hold(pos, stop, act)
+            return True
+        if act.forward:
+            self._write(self.view[pos:stop])
+        if act.close:
+            self.on_lost()
+            return True
+        return False
 
     def _hold(self, pos: int, stop: int, act: Act) -> None:
         """Keep this frame and all after it aside (a copy) for ``act.delay_s``; read nothing meanwhile."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections.abc import Callable
 from typing import Any
 
 from eoslab.faults._summary import EOS_API_NAMES
@@ -44,45 +45,74 @@ def _produce_items(items: list[dict[str, Any]]) -> str:
     return ", ".join(parts)
 
 
+_REQUEST_BITS: tuple[Callable[[str, dict[str, Any]], str | None], ...] = (
+    lambda api, req: f"txn={req['transactional_id']}" if req.get("transactional_id") else None,
+    lambda api, req: (
+        f"pid={req['producer_id']} ep={req['producer_epoch']}" if req.get("producer_id") not in (None, -1) else None
+    ),
+    lambda api, req: (
+        " ".join(f"{i['topic']}-{i['partition']}" for i in req.get("items", []))
+        if api == "AddPartitionsToTxn"
+        else None
+    ),
+    lambda api, req: f"group={req['group_id']}" if "group_id" in req else None,
+    lambda api, req: ("COMMIT" if req["committed"] else "ABORT") if "committed" in req else None,
+    lambda api, req: (
+        f"{req.get('key_type')} {' '.join(map(str, req.get('keys', [])))}" if api == "FindCoordinator" else None
+    ),
+)
+"""What a request's label shows after its API and version, in this order, each where the request has it."""
+
+
 def request_label(row: dict[str, Any]) -> str:
     req, api = row.get("request") or {}, row["api"]
     head = f"{api} v{row['version']}" if row.get("version") is not None else api
     if api == "Produce" and req.get("items"):
         return f"{head} {_produce_items(req['items'])}"
-    bits = []
-    if req.get("transactional_id"):
-        bits.append(f"txn={req['transactional_id']}")
-    if req.get("producer_id") not in (None, -1):
-        bits.append(f"pid={req['producer_id']} ep={req['producer_epoch']}")
-    if api == "AddPartitionsToTxn":
-        bits.append(" ".join(f"{i['topic']}-{i['partition']}" for i in req.get("items", [])))
-    if "group_id" in req:
-        bits.append(f"group={req['group_id']}")
-    if "committed" in req:
-        bits.append("COMMIT" if req["committed"] else "ABORT")
-    if api == "FindCoordinator":
-        bits.append(f"{req.get('key_type')} {' '.join(map(str, req.get('keys', [])))}")
+    bits = [bit for show in _REQUEST_BITS if (bit := show(api, req)) is not None]
     return " ".join([head, *bits])
 
 
+def _produced(api: str, resp: dict[str, Any]) -> str | None:
+    return _produce_items(resp["items"]) if api == "Produce" and resp.get("items") else None
+
+
+def _producer(api: str, resp: dict[str, Any]) -> str | None:
+    if "producer_id" not in resp:
+        return None
+    error = f" {resp['error']}" if resp.get("error_code") else ""
+    return f"pid={resp['producer_id']} ep={resp['producer_epoch']}{error}"
+
+
+def _features(api: str, resp: dict[str, Any]) -> str | None:
+    if api != "ApiVersions" or not resp.get("finalized_features"):
+        return None
+    return f"finalized transaction.version={resp['finalized_features'].get('transaction.version', 0)}"
+
+
+def _coordinators(api: str, resp: dict[str, Any]) -> str | None:
+    if api != "FindCoordinator" or not resp.get("items"):
+        return None
+    return " ".join(
+        f"{i['key']} {i['error']}" if i.get("error_code") else f"{i['key']} at broker {i['node_id']}"
+        for i in resp["items"]
+    )
+
+
+_RESPONSE_TEXTS = (_produced, _producer, _features, _coordinators)
+"""The labels a response can have, first match wins; otherwise its error, or ok."""
+
+
+def _response_text(api: str, resp: dict[str, Any]) -> str:
+    if not resp:
+        return "response"
+    texts = (text for label in _RESPONSE_TEXTS if (text := label(api, resp)) is not None)
+    text = next(texts, None)
+    return text if text is not None else resp.get("error") or "ok"
+
+
 def response_label(row: dict[str, Any]) -> str:
-    resp, api = row.get("response") or {}, row["api"]
-    if api == "Produce" and resp.get("items"):
-        text = _produce_items(resp["items"])
-    elif "producer_id" in resp:
-        text = f"pid={resp['producer_id']} ep={resp['producer_epoch']}"
-        text += f" {resp['error']}" if resp.get("error_code") else ""
-    elif api == "ApiVersions" and resp.get("finalized_features"):
-        tv = resp["finalized_features"].get("transaction.version", 0)
-        text = f"finalized transaction.version={tv}"
-    elif api == "FindCoordinator" and resp.get("items"):
-        text = " ".join(
-            f"{i['key']} {i['error']}" if i.get("error_code") else f"{i['key']} at broker {i['node_id']}"
-            for i in resp["items"]
-        )
-    else:
-        text = resp.get("error") or "ok" if resp else "response"
-    return f"{api} {text}"
+    return f"{row['api']} {_response_text(row['api'], row.get('response') or {})}"
 
 
 def _participant(r: dict[str, Any], clients: dict[str, str]) -> str:

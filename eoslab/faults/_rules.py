@@ -103,15 +103,19 @@ def facts_from(api: str, client_id: str | None, broker: int, summary: dict[str, 
     return RequestFacts(api, client_id, broker, items)
 
 
+_HEADER_KEYS = ("api", "client_id", "broker")
+
+
+def _wanted(rule: RuleSpec, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The rule's conditions among ``keys``: each field it sets (None matches anything)."""
+    return {k: v for k in keys if (v := getattr(rule, k)) is not None}
+
+
 def matches(rule: RuleSpec, facts: RequestFacts) -> bool:
     """Header fields must all equal; item fields must all equal within ONE batch/partition of the request."""
-    if rule.api is not None and rule.api != facts.api:
+    if any(getattr(facts, k) != v for k, v in _wanted(rule, _HEADER_KEYS).items()):
         return False
-    if rule.client_id is not None and rule.client_id != facts.client_id:
-        return False
-    if rule.broker is not None and rule.broker != facts.broker:
-        return False
-    wanted = {k: v for k in ITEM_KEYS if (v := getattr(rule, k)) is not None}
+    wanted = _wanted(rule, ITEM_KEYS)
     if not wanted:
         return True
     return any(all(item.get(k) == v for k, v in wanted.items()) for item in facts.items)

@@ -12,6 +12,23 @@ from typing import Any
 from eoslab.faults._render import request_label
 from eoslab.faults._summary import EOS_API_NAMES
 
+_LOST_FATES = ("response dropped", "request dropped", "connection cut")
+
+
+def _draw_request(ax: Any, i: int, r: dict[str, Any], t0: float) -> str:
+    """Row ``i``: the request's bar (a red ✕ at its end when the answer was lost); returns its y label."""
+    start = r["time"] - t0
+    end = (r["response_time"] - t0) if r.get("response_time") else start
+    lost = r.get("fate", "").startswith(_LOST_FATES)
+    replay = r.get("via") == "proxy"
+    color = "#c00" if lost else ("#777" if replay else "#4c72b0")
+    ax.plot([start, end], [i, i], color=color, linewidth=4, solid_capstyle="butt")
+    ax.plot([start], [i], marker="o", color=color, markersize=5)
+    if lost:
+        ax.plot([end], [i], marker="x", color="#c00", markersize=10, markeredgewidth=2)
+    who = "proxy replay" if replay else f"broker {r['broker']}"
+    return f"{request_label(r)[:48]}  ({who})"
+
 
 def plot_timeline(rows: list[dict[str, Any]], *, ax: Any = None, all_apis: bool = False) -> Any:
     """One bar per request, from the request to its response; a lost answer ends in a red ✕."""
@@ -25,19 +42,7 @@ def plot_timeline(rows: list[dict[str, Any]], *, ax: Any = None, all_apis: bool 
         ax.set_axis_off()
         return ax
     t0 = min(r["time"] for r in rows)
-    labels = []
-    for i, r in enumerate(rows):
-        start = r["time"] - t0
-        fate = r.get("fate", "")
-        lost = fate.startswith(("response dropped", "request dropped", "connection cut"))
-        end = (r["response_time"] - t0) if r.get("response_time") else start
-        color = "#c00" if lost else ("#777" if r.get("via") == "proxy" else "#4c72b0")
-        ax.plot([start, end], [i, i], color=color, linewidth=4, solid_capstyle="butt")
-        ax.plot([start], [i], marker="o", color=color, markersize=5)
-        if lost:
-            ax.plot([end], [i], marker="x", color="#c00", markersize=10, markeredgewidth=2)
-        who = "proxy replay" if r.get("via") == "proxy" else f"broker {r['broker']}"
-        labels.append(f"{request_label(r)[:48]}  ({who})")
+    labels = [_draw_request(ax, i, r, t0) for i, r in enumerate(rows)]
     ax.set_yticks(range(len(rows)), labels, fontsize=8)
     ax.invert_yaxis()  # the first request on top, as in the sequence diagram
     ax.set_xlabel("seconds since the first request")

@@ -135,14 +135,24 @@ def _lab_section(lab: Lab, row: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _score(row: dict[str, Any]) -> float:
+    return float(row.get("score") or 0)
+
+
+def _best_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Lab key -> the learner's row with the best score for it (the first of equal ones)."""
+    best: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        key = lab_key(str(r.get("notebook", "")))
+        if key and (key not in best or _score(r) > _score(best[key])):
+            best[key] = r
+    return best
+
+
 def feedback_text(learner: str, labs: list[Lab], rows: list[dict[str, Any]], header: str) -> str:
     """One learner's feedback (Markdown): the total, then each lab handed in with its tasks' messages, then
     the course's labs not handed in."""
-    by_key: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        key = lab_key(str(r.get("notebook", "")))
-        if key and (key not in by_key or float(r.get("score") or 0) > float(by_key[key].get("score") or 0)):
-            by_key[key] = r
+    by_key = _best_rows(rows)
     scores = _lab_scores(rows)
     total = sum(scores.get(lab.key, 0.0) for lab in labs)
     lines = [f"# Lab feedback for {learner}", "", header, ""]

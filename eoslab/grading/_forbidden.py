@@ -300,18 +300,40 @@ def _graded_calls(
                 yield i, str(grade.get("task", "")), module, passed
 
 
+def _code_trees(cells: list[dict[str, Any]]) -> dict[int, list[ast.Module]]:
+    """Position -> the parsed trees of each code cell."""
+    return {i: scan.trees(scan.cell_source(c)) for i, c in enumerate(cells) if c.get("cell_type") == "code"}
+
+
+def _ungraded_cells(parsed: Mapping[int, list[ast.Module]], graded: set[int]) -> list[_Cell]:
+    """The code cells that are not graded ones, each with the names it binds."""
+    return [(i, ts[0], _binds(ts[0])) for i, ts in parsed.items() if ts and i not in graded]
+
+
+def _first_forbidden(
+    answers: list[_Cell], parsed: Mapping[int, list[ast.Module]], names: Mapping[str, str], at: int,
+    passed: list[str], entries: tuple[str, ...],
+) -> tuple[str, int] | None:  # fmt: skip
+    """The first of ``entries`` used by a cell answering the check called at position ``at``, and that cell."""
+    for j in _cells_answering(answers, at, passed):
+        hit = _first_use(parsed[j], entries, names)
+        if hit is not None:
+            return hit, j
+    return None
+
+
 def forbidden_answers(nb: Mapping[str, Any]) -> dict[str, str]:
     """task -> the report's message, for each graded task whose answer cells use what it forbids."""
     cells = nb.get("cells", [])
-    parsed = {i: scan.trees(scan.cell_source(c)) for i, c in enumerate(cells) if c.get("cell_type") == "code"}
+    parsed = _code_trees(cells)
     names = scan.names_of(t for ts in parsed.values() for t in ts)
     calls = list(_graded_calls(cells, parsed, names))
     graded = {i for i, *_ in calls}
-    answers = [(i, ts[0], _binds(ts[0])) for i, ts in parsed.items() if ts and i not in graded]
+    answers = _ungraded_cells(parsed, graded)
     out: dict[str, str] = {}
     for i, task, module, passed in calls:
-        for j in _cells_answering(answers, i, passed):
-            hit = _first_use(parsed[j], forbidden(module, task), names)
-            if hit is not None and task not in out:
-                out[task] = message(task, hit, f"cell {cells[j].get('id') or j}")
+        found = None if task in out else _first_forbidden(answers, parsed, names, i, passed, forbidden(module, task))
+        if found is not None:
+            hit, j = found
+            out[task] = message(task, hit, f"cell {cells[j].get('id') or j}")
     return out

@@ -20,7 +20,7 @@ import ast
 import copy
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -78,18 +78,35 @@ def _cells(ids: list[str]) -> str:
     return f"cell {ids[0]} is" if len(ids) == 1 else f"cells {', '.join(ids)} are"
 
 
+def _ids_twice(cells: list[dict[str, Any]], graded: Mapping[Any, Any]) -> list[str]:
+    ids = [c.get("id") for c in cells]
+    return sorted({str(i) for i in ids if i is not None and ids.count(i) > 1})
+
+
+def _graded_missing(cells: list[dict[str, Any]], graded: Mapping[Any, Any]) -> list[str]:
+    ids = [c.get("id") for c in cells]
+    return [str(i) for i in graded if i not in ids]
+
+
+def _graded_foreign(cells: list[dict[str, Any]], graded: Mapping[Any, Any]) -> list[str]:
+    return [str(c.get("id")) for c in cells if _grade(c) and c.get("id") not in graded]
+
+
+_Finder = Callable[[list[dict[str, Any]], Mapping[Any, Any]], list[str]]
+_MISMATCHES: tuple[tuple[_Finder, Callable[[list[str]], str]], ...] = (
+    (_ids_twice, lambda ids: f"cell ids {', '.join(ids)} appear more than once"),
+    (_graded_missing, lambda ids: f"its graded {_cells(ids)} missing"),
+    (_graded_foreign, lambda ids: f"its graded {_cells(ids)} not in the course's lab (the ids do not match)"),
+)
+"""Each way the learner's cells can fail to take the graded cells by id, in the order they are told."""
+
+
 def _mismatch(cells: list[dict[str, Any]], graded: Mapping[Any, Any]) -> str | None:
     """Why the learner's cells cannot take the course's graded cells by id (None: they can)."""
-    ids = [c.get("id") for c in cells]
-    twice = sorted({str(i) for i in ids if i is not None and ids.count(i) > 1})
-    if twice:
-        return f"cell ids {', '.join(twice)} appear more than once"
-    missing = [str(i) for i in graded if i not in ids]
-    if missing:
-        return f"its graded {_cells(missing)} missing"
-    foreign = [str(c.get("id")) for c in cells if _grade(c) and c.get("id") not in graded]
-    if foreign:
-        return f"its graded {_cells(foreign)} not in the course's lab (the ids do not match)"
+    for find, say in _MISMATCHES:
+        found = find(cells, graded)
+        if found:
+            return say(found)
     return None
 
 
@@ -133,18 +150,22 @@ def _root(node: ast.AST) -> tuple[str | None, list[str]]:
             return None, []
 
 
-def _targets(node: ast.AST) -> Iterator[ast.AST]:
-    """What a statement writes to, tuples unpacked; ``setattr``/``delattr``'s object."""
+def _written(node: ast.AST) -> list[ast.AST]:
+    """The targets a statement writes to as written (tuples not unpacked); ``setattr``/``delattr``'s object."""
     if isinstance(node, (ast.Assign, ast.Delete)):
-        todo = list(node.targets)
-    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-        todo = [node.target]
-    elif isinstance(node, ast.Call) and scan.chain(node.func) in (["setattr"], ["delattr"]) and len(node.args) > 1:
+        return list(node.targets)
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        return [node.target]
+    if isinstance(node, ast.Call) and scan.chain(node.func) in (["setattr"], ["delattr"]) and len(node.args) > 1:
         attr = node.args[1]
         name = attr.value if isinstance(attr, ast.Constant) and isinstance(attr.value, str) else "(a name)"
-        todo = [ast.Attribute(value=node.args[0], attr=name, ctx=ast.Store())]
-    else:
-        todo = []
+        return [ast.Attribute(value=node.args[0], attr=name, ctx=ast.Store())]
+    return []
+
+
+def _targets(node: ast.AST) -> Iterator[ast.AST]:
+    """What a statement writes to, tuples unpacked; ``setattr``/``delattr``'s object."""
+    todo = _written(node)
     while todo:
         t = todo.pop()
         if isinstance(t, (ast.Tuple, ast.List)):
@@ -187,6 +208,22 @@ def _made_by_the_kit(trees: list[ast.Module], names: Mapping[str, str]) -> set[s
     return made
 
 
+def _bound(node: ast.stmt) -> dict[str, str | None]:
+    """The names a top-level statement binds, each with the module an import binds it to (None: not an import)."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return dict(scan.import_names(node))
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name: None}
+    return {n.id: None for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _grader_file_named(node: ast.AST) -> str | None:
+    """The first of the grader's own files a string constant names."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return None
+    return next((f for f in GRADER_FILES if f in node.value), None)
+
+
 class _Reader:
     """The names of one notebook that stand for the kit, and the ones its check cells are called through."""
 
@@ -213,39 +250,43 @@ class _Reader:
             return f"assigns {ast.unparse(target)}, the modules the checks are imported from"
         return None
 
+    def _declared_global(self, node: ast.stmt) -> str | None:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Global) and (names := set(n.names) & set(self.protected)):
+                return f"declares global {', '.join(sorted(names))}"
+        return None
+
+    def _rebound(self, node: ast.stmt) -> str | None:
+        for name, path in _bound(node).items():
+            if name in self.protected and path != self.protected[name]:
+                return f"rebinds {name}, the name its check cells call ({self.protected[name]})"
+        return None
+
     def rebinding(self, tree: ast.Module) -> str | None:
         """A top-level binding of a name the check cells call through, other than importing that module."""
         for node in tree.body:
-            for n in ast.walk(node):
-                if isinstance(n, ast.Global) and set(n.names) & set(self.protected):
-                    return f"declares global {', '.join(sorted(set(n.names) & set(self.protected)))}"
-            bound: dict[str, str | None] = {}
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                bound = dict(scan.import_names(node))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                bound = {node.name: None}
-            else:
-                bound = {n.id: None for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-            for name, path in bound.items():
-                if name in self.protected and path != self.protected[name]:
-                    return f"rebinds {name}, the name its check cells call ({self.protected[name]})"
+            why = self._declared_global(node) or self._rebound(node)
+            if why is not None:
+                return why
         return None
+
+    def _node_problems(self, node: ast.AST) -> Iterator[str]:
+        for target in _targets(node):
+            why = self.kit_target(target)
+            if why:
+                yield why
+        if isinstance(node, ast.Call) and scan.chain(node.func) in _HIDDEN_CODE:
+            yield f"runs code from a string ({ast.unparse(node.func)}), which the grader cannot read"
+        named = _grader_file_named(node)
+        if named is not None:
+            yield f"names the grader's own record of the run ({named})"
 
     def problems(self, cell: str, tree: ast.Module) -> Iterator[str]:
         why = self.rebinding(tree)
         if why:
             yield f"cell {cell} {why}"
         for node in ast.walk(tree):
-            for target in _targets(node):
-                why = self.kit_target(target)
-                if why:
-                    yield f"cell {cell} {why}"
-            if isinstance(node, ast.Call) and scan.chain(node.func) in _HIDDEN_CODE:
-                yield f"cell {cell} runs code from a string ({ast.unparse(node.func)}), which the grader cannot read"
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                named = [f for f in GRADER_FILES if f in node.value]
-                if named:
-                    yield f"cell {cell} names the grader's own record of the run ({named[0]})"
+            yield from (f"cell {cell} {why}" for why in self._node_problems(node))
 
 
 def tampering(nb: Mapping[str, Any], lab: Mapping[str, Any]) -> list[str]:

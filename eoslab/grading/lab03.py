@@ -39,23 +39,37 @@ def leaders(cluster: Cluster) -> dict[str, dict[int, int]]:
     return {topic: {p.partition: p.leader for p in cluster.partitions(topic)} for topic in KINDS.values()}
 
 
+def _reported(cluster: Cluster, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int | None]:
+    """(key, kind) -> the broker FindCoordinator names for it."""
+    truth: dict[tuple[str, str], int | None] = {}
+    for kind in KINDS:
+        for c in ins.coordinators(cluster, [k for k, kd in keys if kd == kind], kind):  # type: ignore[arg-type]
+            truth[(c.key, kind)] = c.reported
+    return truth
+
+
+def _coordinator_truth(
+    cluster: Cluster, run: str
+) -> tuple[dict[str, dict[int, int]], list[tuple[str, str]], set[str], dict[tuple[str, str], int | None]]:
+    """The leaders table, fresh keys for it (and those hashing to Integer.MIN_VALUE), and FindCoordinator's
+    answer for each key, measured while no leader moved."""
+    setup.separate_partitions_0_and_48(cluster)
+    for _ in range(3):  # a leader moving between the table and FindCoordinator would fail a right answer
+        table = leaders(cluster)
+        keys, minimal = setup.coordinator_keys(run, table)
+        truth = _reported(cluster, keys)
+        if leaders(cluster) == table:
+            break
+    return table, keys, minimal, truth
+
+
 @guarded("t1")
 def check_coordinators(
     cluster: Cluster, find_coordinator: Callable[[dict[str, dict[int, int]], str, str], Any]
 ) -> Verdict:
     """Task 1: ``find_coordinator(leaders, key, kind)`` names the broker FindCoordinator names, for fresh keys
     (two of them hashing to ``Integer.MIN_VALUE``); ``leaders`` is :func:`leaders` of the cluster."""
-    run = _run()
-    setup.separate_partitions_0_and_48(cluster)
-    for _ in range(3):  # a leader moving between the table and FindCoordinator would fail a right answer
-        table = leaders(cluster)
-        keys, minimal = setup.coordinator_keys(run, table)
-        truth: dict[tuple[str, str], int | None] = {}
-        for kind in KINDS:
-            for c in ins.coordinators(cluster, [k for k, kd in keys if kd == kind], kind):  # type: ignore[arg-type]
-                truth[(c.key, kind)] = c.reported
-        if leaders(cluster) == table:
-            break
+    table, keys, minimal, truth = _coordinator_truth(cluster, _run())
     wrong = [
         (k, kind, got, truth[(k, kind)])
         for k, kind in keys

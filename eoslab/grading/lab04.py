@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from eoslab import inspect as ins
@@ -124,58 +125,106 @@ def check_lso(cluster: Cluster, last_stable_offset: Callable[[list[Any], int], A
     )
 
 
-@guarded("t3", points=2)
-def check_unblock(cluster: Cluster, unblock: Callable[[Cluster, str, int], Any]) -> Verdict:
-    """Task 3: ``unblock(cluster, topic, partition)`` ends — with Kafka's tools — exactly the transaction
-    holding the partition's LSO; the other open transactions stay open."""
-    rng = random.Random()
-    log = setup.open_logs(cluster, rng)
+@dataclass(frozen=True)
+class _Unblocked:
+    """What the cluster showed around the learner's ``unblock``: the open transactions before it (producer id ->
+    CurrentTransactionStartOffset), the one holding the LSO, the LSO before and after, the producers an ABORT
+    marker ended, and the producers still open after."""
+
+    open_: dict[int, int]
+    holder: int
+    lso_before: int
+    lso_after: int
+    aborts: set[int]
+    still_open: set[int]
+
+    @property
+    def ended_wrong(self) -> list[int]:
+        return sorted((set(self.open_) - {self.holder}) - self.still_open)
+
+
+def _open_transactions(cluster: Cluster, topic: str) -> dict[int, int]:
+    """Producer id -> CurrentTransactionStartOffset of each open transaction on the topic's partition 0."""
+    states = {s.producer_id: s.current_txn_start_offset for s in ins.describe_producers(cluster, topic, 0)}
+    return {pid: start for pid, start in states.items() if start is not None}
+
+
+def _run_unblock(cluster: Cluster, unblock: Callable[[Cluster, str, int], Any]) -> _Unblocked:
+    log = setup.open_logs(cluster, random.Random())
     try:
-        before = ins.partition_offsets(cluster, log.topic, 0)
-        states = {s.producer_id: s.current_txn_start_offset for s in ins.describe_producers(cluster, log.topic, 0)}
-        open_ = {pid: start for pid, start in states.items() if start is not None}
+        before = ins.partition_offsets(cluster, log.topic, 0).last_stable
+        open_ = _open_transactions(cluster, log.topic)
         holder = min(open_, key=lambda pid: open_[pid])
         unblock(cluster, log.topic, 0)
         aborts = {m.producer_id for m in ins.markers(cluster, log.topic, 0) if m.marker == "ABORT"}
-        after = {s.producer_id: s.current_txn_start_offset for s in ins.describe_producers(cluster, log.topic, 0)}
-        still_open = {pid for pid, start in after.items() if start is not None}
+        still_open = set(_open_transactions(cluster, log.topic))
         lso = ins.partition_offsets(cluster, log.topic, 0).last_stable
     finally:
         try:
             log.close()
         except Exception:  # noqa: BLE001 - a producer whose transaction the learner aborted may be in error
             pass
-    ended_wrong = sorted((set(open_) - {holder}) - still_open)
-    ok = holder not in still_open and not ended_wrong
-    if ok:
+    return _Unblocked(open_, holder, before, lso, aborts, still_open)
+
+
+_HINTS_T3 = {  # (another transaction ended, the holder still open) -> hint
+    (True, True): (
+        "you ended another transaction: the LSO is held by the one with the SMALLEST CurrentTransactionStartOffset."
+    ),
+    (True, False): "end only the transaction holding the LSO: the others belong to producers that will still end them.",
+    (False, True): (
+        "describe-producers gives each open transaction's CurrentTransactionStartOffset; "
+        "ins.abort_transaction(cluster, topic, partition, start_offset) ends the one at the LSO."
+    ),
+}
+
+
+@guarded("t3", points=2)
+def check_unblock(cluster: Cluster, unblock: Callable[[Cluster, str, int], Any]) -> Verdict:
+    """Task 3: ``unblock(cluster, topic, partition)`` ends — with Kafka's tools — exactly the transaction
+    holding the partition's LSO; the other open transactions stay open."""
+    u = _run_unblock(cluster, unblock)
+    holder_open = u.holder in u.still_open
+    if not holder_open and not u.ended_wrong:
         return verdict(
             "t3",
             True,
-            ok=f"the transaction at offset {open_[holder]} (producer {holder}) ended; "
-            f"LSO {before.last_stable} → {lso}; {len(open_) - 1} other(s) still open.",
+            ok=f"the transaction at offset {u.open_[u.holder]} (producer {u.holder}) ended; "
+            f"LSO {u.lso_before} → {u.lso_after}; {len(u.open_) - 1} other(s) still open.",
             points=2,
-        )
-    if ended_wrong and holder in still_open:
-        hint = (
-            "you ended another transaction: the LSO is held by the one with the SMALLEST CurrentTransactionStartOffset."
-        )
-    elif ended_wrong:
-        hint = "end only the transaction holding the LSO: the others belong to producers that will still end them."
-    else:
-        hint = (
-            "describe-producers gives each open transaction's CurrentTransactionStartOffset; "
-            "ins.abort_transaction(cluster, topic, partition, start_offset) ends the one at the LSO."
         )
     return verdict(
         "t3",
         False,
         ok="",
-        saw=f"open before: {open_}; LSO {before.last_stable} held by producer {holder}; "
-        f"ABORT markers for {sorted(aborts)}; still open after: {sorted(still_open)}",
-        expected=f"producer {holder}'s transaction ended, the others still open",
-        hint=hint,
+        saw=f"open before: {u.open_}; LSO {u.lso_before} held by producer {u.holder}; "
+        f"ABORT markers for {sorted(u.aborts)}; still open after: {sorted(u.still_open)}",
+        expected=f"producer {u.holder}'s transaction ended, the others still open",
+        hint=_HINTS_T3[(bool(u.ended_wrong), holder_open)],
         points=2,
     )
+
+
+def _lag_at_high_watermark(got: dict[int, Any], want: dict[int, tuple[int, bool]], hw_lag: dict[int, int]) -> bool:
+    return any(got.get(p, (None,))[0] == hw_lag[p] != want[p][0] for p in want)
+
+
+def _stall_wrong(got: dict[int, Any], want: dict[int, tuple[int, bool]]) -> bool:
+    return any(got.get(p, (0, None))[1] != want[p][1] for p in want)
+
+
+def _hint_t4(got: Any, want: dict[int, tuple[int, bool]], hw_lag: dict[int, int]) -> str:
+    if isinstance(got, dict) and _lag_at_high_watermark(got, want, hw_lag):
+        return (
+            "a read_committed consumer's lag is measured at the LSO (ListOffsets latest with read_committed), "
+            "not at the high watermark: the offsets behind an open transaction are not yet readable."
+        )
+    if isinstance(got, dict) and _stall_wrong(got, want):
+        return (
+            "a partition is stalled by an open transaction when its LSO is below its HW; a consumer merely behind "
+            "(lag > 0, LSO = HW) is not stalled."
+        )
+    return "return {partition: (LSO - committed offset, LSO < HW)} for every partition of the topic."
 
 
 @guarded("t4")
@@ -192,16 +241,4 @@ def check_stalled(cluster: Cluster, explain: Callable[[Cluster, str, str], Any])
     if got_n == want:
         return verdict("t4", True, ok=f"lag and stall right for all {len(want)} partitions: {want}.")
     hw_lag = {p: s.offsets[p].high_watermark - s.committed[p] for p in want}
-    if isinstance(got_n, dict) and any(got_n.get(p, (None,))[0] == hw_lag[p] != want[p][0] for p in want):
-        hint = (
-            "a read_committed consumer's lag is measured at the LSO (ListOffsets latest with read_committed), "
-            "not at the high watermark: the offsets behind an open transaction are not yet readable."
-        )
-    elif isinstance(got_n, dict) and any(got_n.get(p, (0, None))[1] != want[p][1] for p in want):
-        hint = (
-            "a partition is stalled by an open transaction when its LSO is below its HW; a consumer merely behind "
-            "(lag > 0, LSO = HW) is not stalled."
-        )
-    else:
-        hint = "return {partition: (LSO - committed offset, LSO < HW)} for every partition of the topic."
-    return verdict("t4", False, ok="", saw=f"you said {got}", expected=str(want), hint=hint)
+    return verdict("t4", False, ok="", saw=f"you said {got}", expected=str(want), hint=_hint_t4(got_n, want, hw_lag))

@@ -87,6 +87,18 @@ HINT_METADATA = (
 CELL_HINTS = {"crash": HINT_RUN, "abort": HINT_ABORT, "commit timeout": HINT_RETRY, "zombie": HINT_FENCED}
 
 
+def _delete_quietly(cluster: Cluster, topic: str) -> None:
+    try:
+        cluster.admin.delete_topic(topic)
+    except Exception:  # noqa: BLE001 - a topic left behind costs nothing; the verdict matters
+        pass
+
+
+def _plain_commits(histories: list[Path]) -> int:
+    """Offset commits outside any transaction, over the histories."""
+    return sum(1 for h in histories for e in read_history(h).events if isinstance(e, Committed) and e.txn is None)
+
+
 def commit_timeout(cluster: Cluster, loop: str, folder: Path) -> cells.Outcome:
     """The fault matrix's ``drop_endtxn_response`` cell with the learner's loop: EndTxn's answer is lost,
     commit_transaction times out, and only retrying it is right."""
@@ -101,17 +113,13 @@ def commit_timeout(cluster: Cluster, loop: str, folder: Path) -> cells.Outcome:
     if exits:
         raise CellFailed(f"your processor stopped when EndTxn's answer was lost: {exits[0]}")
     for topic in (res.input, res.output):  # the matrix keeps a cell's topics for its audit; a check does not
-        try:
-            cluster.admin.delete_topic(topic)
-        except Exception:  # noqa: BLE001 - a topic left behind costs nothing; the verdict matters
-            pass
+        _delete_quietly(cluster, topic)
     hist = [Path(h) for h in res.histories]
-    plain = sum(1 for h in hist for e in read_history(h).events if isinstance(e, Committed) and e.txn is None)
     return cells.Outcome(
         "commit timeout",
         res.verdict,
         res.records,
-        plain,
+        _plain_commits(hist),
         cells.fenced_then_committed(hist),
         0,
         cells.offsets_behind(hist),
@@ -171,20 +179,23 @@ def _saw(out: cells.Outcome) -> str:
     return f"in the {out.cell} cell ({out.inputs} inputs): " + "; ".join(parts)
 
 
+_MESSAGE_HINTS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("requires transactional.id", "_NOT_CONFIGURED"), HINT_TRANSACTIONAL_ID),
+    ((cells.OFFSETLESS,), HINT_NO_OFFSETS),
+    (("were skipped",), HINT_REWIND),
+    (("is read again",), HINT_NEXT),
+    (("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID"), HINT_METADATA),
+)
+"""A failed cell's hint by the words of its message, first match wins."""
+
+
 def _cell_hint(name: str, message: str) -> str:
-    if "requires transactional.id" in message or "_NOT_CONFIGURED" in message:
-        return HINT_TRANSACTIONAL_ID
-    if cells.OFFSETLESS in message:
-        return HINT_NO_OFFSETS
-    if "were skipped" in message:
-        return HINT_REWIND
-    if "is read again" in message:
-        return HINT_NEXT
-    if "ILLEGAL_GENERATION" in message or "UNKNOWN_MEMBER_ID" in message:
-        return HINT_METADATA
+    hint = next((h for words, h in _MESSAGE_HINTS if any(w in message for w in words)), None)
+    if hint is not None:
+        return hint
     if "fenced" in message.lower() and name in ("zombie", "member"):
         return HINT_FENCED
-    if "stopped by itself (exit 0)" in message or "exit 0" in message:
+    if "exit 0" in message:  # "stopped by itself (exit 0)" among others
         return HINT_RUN
     return CELL_HINTS.get(name, HINT_ABORT)
 

@@ -64,6 +64,18 @@ class _Wrong(Exception):
         self.saw, self.expected, self.hint = saw, expected, hint
 
 
+def _gives(got: Mapping[Any, float], figures: Mapping[Any, Any], want: Mapping[Any, Any]) -> bool:
+    """The answer gave each of ``want``'s keys the figure ``figures`` holds for it."""
+    return all(k in figures and _close(got[k], figures[k]) for k in want)
+
+
+def _decision_giving(
+    got: Mapping[Any, float], answers: Mapping[str, Mapping[Any, Any]], want: Mapping[Any, Any]
+) -> str | None:
+    """The first wrong decision whose figures the answer gave, every one."""
+    return next((why for why, alt in answers.items() if why != RIGHT and _gives(got, alt, want)), None)
+
+
 def _judge(
     got: Mapping[Any, float],
     answers: Mapping[str, Mapping[Any, Any]],
@@ -83,9 +95,9 @@ def _judge(
     # A wrong decision is named only when it gives every figure the answer gave. On the held-out runs no other
     # decision gives them all too (_heldout draws them so), so the name is the answer's own decision, whatever
     # the order of the list.
-    for why, alt in answers.items():
-        if why != RIGHT and all(k in alt and _close(got[k], alt[k]) for k in want):
-            raise _Wrong(f"{what} {got[wrong[0]]:.4g} for {wrong[0]!r} in {where}", "another figure", why + ".")
+    why = _decision_giving(got, answers, want)
+    if why is not None:
+        raise _Wrong(f"{what} {got[wrong[0]]:.4g} for {wrong[0]!r} in {where}", "another figure", why + ".")
     w = want[wrong[0]]
     shown = f"{w[0]:.4g}…{w[1]:.4g}" if isinstance(w, tuple) else f"{w:.4g}"
     expected = f"{shown} recomputed from the raw rows" if show else f"the {what} of the raw rows"

@@ -18,9 +18,10 @@ are read from the history alone, each a mistake practitioners make with exactly-
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from eoslab.history._events import Aborted, Committed, Event, Failed, Position, Sent
 
@@ -161,17 +162,29 @@ def _carried(events: list[Event]) -> dict[tuple[str, int], set[tuple[str, int]]]
     return carried
 
 
+def _transaction_at(events: list[Event]) -> dict[Position, tuple[str, int]]:
+    """Output offset -> the (process, txn) whose delivery report put a record there."""
+    return {s.at: (s.process, s.txn) for s in _of(Sent, events) if s.at is not None and s.txn is not None}
+
+
+def _outputs_by_input(origin: dict[Position, Position | None]) -> dict[Position, list[Position]]:
+    """Input offset -> the visible outputs made from it."""
+    outputs: dict[Position, list[Position]] = defaultdict(list)
+    for out, source in origin.items():
+        if source is not None:
+            outputs[source].append(out)
+    return outputs
+
+
 def _duplicates_without_offsets(ev: Evidence, examples: list[str]) -> int:
     """Inputs with more than one visible output, one of them from a committed transaction whose offsets did
     not cover that input: a restart redid it because its offset was to be committed outside."""
     carried = _carried(ev.events)
-    writer = {s.at: (s.process, s.txn) for s in _of(Sent, ev.events) if s.at is not None and s.txn is not None}
-    outputs: dict[Position, list[Position]] = defaultdict(list)
-    for out, source in ev.origin.items():
-        if source is not None:
-            outputs[source].append(out)
+    writer = _transaction_at(ev.events)
     n = 0
-    for source, places in ((s, p) for s, p in outputs.items() if len(p) > 1):
+    for source, places in _outputs_by_input(ev.origin).items():
+        if len(places) < 2:
+            continue
         txns = [writer[o] for o in places if o in writer]
         if any((source.topic, source.partition) not in carried.get(t, set()) for t in txns):
             n += 1
@@ -182,10 +195,13 @@ def _duplicates_without_offsets(ev: Evidence, examples: list[str]) -> int:
     return n
 
 
+def _failed_with(events: list[Event], errors: Collection[str]) -> list[Failed]:
+    return [e for e in _of(Failed, events) if e.error in errors]
+
+
 def _left_group(ev: Evidence) -> Cause | None:
-    fails: list[Failed] = _of(Failed, ev.events)
-    left = [e for e in fails if e.error in LEFT_GROUP_ERRORS]
-    refused = [e for e in fails if e.error in REFUSED_MEMBER_ERRORS]
+    left = _failed_with(ev.events, LEFT_GROUP_ERRORS)
+    refused = _failed_with(ev.events, REFUSED_MEMBER_ERRORS)
     if not left and not refused:
         return None
     t0 = _clock(ev.events)
@@ -199,25 +215,32 @@ def _left_group(ev: Evidence) -> Cause | None:
     )  # fmt: skip
 
 
+def _is_fence(e: Event) -> TypeGuard[Failed]:
+    return isinstance(e, Failed) and e.error in FENCED_ERRORS and e.fatal
+
+
+def _incarnations(events: list[Event]) -> dict[str, set[str]]:
+    """transactional.id -> the processes (incarnations) that used it."""
+    by_id: dict[str, set[str]] = defaultdict(set)
+    for e in events:
+        if (tid := getattr(e, "transactional_id", None)) is not None:
+            by_id[tid].add(e.process)
+    return by_id
+
+
 def _fenced(ev: Evidence) -> Cause | None:
     """One case per incarnation fenced (librdkafka reports it to error_cb and to the call it failed)."""
     first: dict[str, Failed] = {}
-    for e in ev.events:
-        if isinstance(e, Failed) and e.error in FENCED_ERRORS and e.fatal:
-            first.setdefault(e.process, e)
+    for e in filter(_is_fence, ev.events):
+        first.setdefault(e.process, e)
     if not first:
         return None
     t0 = _clock(ev.events)
-    by_id: dict[str | None, set[str]] = defaultdict(set)
-    for e in ev.events:
-        tid = getattr(e, "transactional_id", None)
-        if tid is not None:
-            by_id[tid].add(e.process)
+    fenced = Counter(e.transactional_id for e in first.values())
     examples = [
-        f"transactional.id {tid}: {sum(1 for e in first.values() if e.transactional_id == tid)} of its "
-        f"{len(procs)} incarnations fenced"
-        for tid, procs in by_id.items()
-        if any(e.transactional_id == tid for e in first.values())
+        f"transactional.id {tid}: {fenced[tid]} of its {len(procs)} incarnations fenced"
+        for tid, procs in _incarnations(ev.events).items()
+        if tid in fenced
     ]
     examples += [f"{e.process} fenced (+{e.time - t0:.1f} s) in {e.call}: {e.error}" for e in first.values()]
     return Cause(CAUSES["fenced"], len(first), {}, tuple(examples[:MAX_CAUSE_EXAMPLES]))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +58,24 @@ def _txn_name(s: Sent | Committed | Aborted) -> str:
     return f"{s.process} txn {s.txn}{tid}" if s.txn is not None else f"{s.process} (not transactional)"
 
 
+def _outcomes(events: list[Event]) -> dict[TxnKey, Committed | Aborted]:
+    """Each transaction's last end event, by (process, txn)."""
+    ends = (e for e in events if isinstance(e, (Committed, Aborted)))
+    return {(e.process, e.txn): e for e in ends if e.txn is not None}
+
+
+def _landed(s: Sent) -> bool:
+    """The send's delivery report put it at an offset."""
+    return s.acked and s.at is not None
+
+
+def _grouped(pairs: Iterable[tuple[Any, Sent]]) -> defaultdict[Any, list[Sent]]:
+    groups: defaultdict[Any, list[Sent]] = defaultdict(list)
+    for key, s in pairs:
+        groups[key].append(s)
+    return groups
+
+
 class _Pipeline:
     """Indexes over the histories and reads that every detector shares."""
 
@@ -71,24 +89,19 @@ class _Pipeline:
         self.events = events
         self.origin_of = origin
         self.rc, self.ru = committed, uncommitted
-        self.outcome: dict[TxnKey, Committed | Aborted] = {}
+        self.outcome = _outcomes(events)
         self.sends = [e for e in events if isinstance(e, Sent)]
-        self.by_slot: dict[Position, list[Sent]] = defaultdict(list)
-        self.by_value: dict[tuple[str, str | None], list[Sent]] = defaultdict(list)
-        for e in events:
-            if isinstance(e, (Committed, Aborted)) and e.txn is not None:
-                self.outcome[(e.process, e.txn)] = e
-        for s in self.sends:
-            self.by_value[(s.topic, s.value)].append(s)
-            if s.acked and s.at is not None:
-                self.by_slot[s.at].append(s)
+        self.by_slot: dict[Position, list[Sent]] = _grouped((s.at, s) for s in self.sends if _landed(s))
+        self.by_value: dict[tuple[str, str | None], list[Sent]] = _grouped(((s.topic, s.value), s) for s in self.sends)
         self.rc_at = {committed.at(r): r.value for r in committed.records}
         self.rc_values: dict[int, set[str | None]] = defaultdict(set)
         for r in committed.records:
             self.rc_values[r.partition].add(r.value)
-        self.seen_txns = {
-            (s.process, s.txn) for s in self.sends if s.txn is not None and s.at is not None and self.visible_at(s)
-        }
+        self.seen_txns = {(s.process, s.txn) for s in self.sends if self._read_in_txn(s)}
+
+    def _read_in_txn(self, s: Sent) -> bool:
+        """A transactional send that read_committed returned: its transaction must have committed."""
+        return s.txn is not None and self.visible_at(s)
 
     def writers(self, at: Position, value: str | None) -> list[Sent]:
         exact = [s for s in self.by_slot.get(at, []) if s.value == value]
@@ -185,21 +198,69 @@ def _missing(p: _Pipeline, inputs: FinalRead, found: _Found) -> None:
             found.add("missing_output", f"input {inputs.at(r)} {_short(r.value)}: no output in {p.rc.topic}")
 
 
-def _inconsistent(p: _Pipeline, inputs: FinalRead | None, found: _Found) -> None:
-    seen: dict[Position, dict[str | None, list[str]]] = defaultdict(lambda: defaultdict(list))
+def _claims(p: _Pipeline, inputs: FinalRead | None) -> Iterator[tuple[Position, str | None, str]]:
+    """Each claim of the value an offset holds, with who makes it: a delivery report, a poll, a final read."""
     for s in p.sends:
         if s.acked and s.at is not None:
-            seen[s.at][s.value].append(f"sent by {_txn_name(s)}")
+            yield s.at, s.value, f"sent by {_txn_name(s)}"
     for e in p.events:
         if isinstance(e, Polled):
-            seen[e.at][e.value].append(f"polled by {e.process}")
+            yield e.at, e.value, f"polled by {e.process}"
     for read in (p.rc, p.ru, inputs):
         for r in read.records if read is not None else ():
-            seen[read.at(r)][r.value].append(f"{read.isolation} read")  # type: ignore[union-attr]
+            yield read.at(r), r.value, f"{read.isolation} read"  # type: ignore[union-attr]
+
+
+def _inconsistent(p: _Pipeline, inputs: FinalRead | None, found: _Found) -> None:
+    seen: dict[Position, dict[str | None, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for at, value, who in _claims(p, inputs):
+        seen[at][value].append(who)
     for at, values in sorted(seen.items()):
         if len(values) > 1:
             said = "; ".join(f"{_short(v)} ({', '.join(dict.fromkeys(w))})" for v, w in values.items())
             found.add("inconsistent_offsets", f"{at} holds {len(values)} values: {said}")
+
+
+class _ReadPosition:
+    """One process's last read offset per partition (and how it got there), moved by its events."""
+
+    def __init__(self, process: str, found: _Found) -> None:
+        self.process, self.found = process, found
+        self.last: dict[tuple[str, int], tuple[int, str]] = {}  # partition -> (offset, how we got there)
+        self.committed: dict[tuple[str, int], int] = {}
+
+    def assigned(self, e: Assigned) -> None:
+        for tp in e.partitions:
+            self.last.pop(tp, None)
+        self.committed.update({(o.topic, o.partition): o.offset for o in e.offsets})
+
+    def committed_txn(self, e: Committed) -> None:
+        self.committed.update({(o.topic, o.partition): o.offset for o in e.offsets})
+
+    def aborted(self, e: Aborted) -> None:
+        """The processor rewinds to its committed offsets, no further."""
+        self.last = {
+            tp: (
+                self.committed[tp] - 1,
+                f"the rewind after aborting txn {e.txn} to its committed offset {self.committed[tp]}",
+            )
+            for tp in self.last
+            if tp in self.committed
+        }
+
+    def polled(self, e: Polled) -> None:
+        tp = (e.at.topic, e.at.partition)
+        if tp in self.last and e.at.offset <= self.last[tp][0]:
+            self.found.add("nonmonotonic_poll", f"{self.process} polled {e.at} after {self.last[tp][1]}")
+        self.last[tp] = (e.at.offset, f"{Position(*tp, e.at.offset)}")
+
+
+_MOVES: dict[type, Callable[[_ReadPosition, Any], None]] = {
+    Assigned: _ReadPosition.assigned,
+    Committed: _ReadPosition.committed_txn,
+    Aborted: _ReadPosition.aborted,
+    Polled: _ReadPosition.polled,
+}
 
 
 def _nonmonotonic(p: _Pipeline, found: _Found) -> None:
@@ -207,29 +268,10 @@ def _nonmonotonic(p: _Pipeline, found: _Found) -> None:
     for e in p.events:
         by_process[e.process].append(e)
     for process, events in by_process.items():
-        last: dict[tuple[str, int], tuple[int, str]] = {}  # partition -> (offset, how we got there)
-        committed: dict[tuple[str, int], int] = {}
+        reader = _ReadPosition(process, found)
         for e in events:
-            if isinstance(e, Assigned):
-                for tp in e.partitions:
-                    last.pop(tp, None)
-                committed.update({(o.topic, o.partition): o.offset for o in e.offsets})
-            elif isinstance(e, Committed):
-                committed.update({(o.topic, o.partition): o.offset for o in e.offsets})
-            elif isinstance(e, Aborted):  # the processor rewinds to its committed offsets, no further
-                last = {
-                    tp: (
-                        committed[tp] - 1,
-                        f"the rewind after aborting txn {e.txn} to its committed offset {committed[tp]}",
-                    )
-                    for tp in last
-                    if tp in committed
-                }
-            elif isinstance(e, Polled):
-                tp = (e.at.topic, e.at.partition)
-                if tp in last and e.at.offset <= last[tp][0]:
-                    found.add("nonmonotonic_poll", f"{process} polled {e.at} after {last[tp][1]}")
-                last[tp] = (e.at.offset, f"{Position(*tp, e.at.offset)}")
+            if (move := _MOVES.get(type(e))) is not None:
+                move(reader, e)
 
 
 def _events_of(h: History | Iterable[Event] | str | os.PathLike[str]) -> list[Event]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from eoslab.errors import PartitionFolderMissing
 from eoslab.inspect._dumplog import Batch
-from eoslab.inspect._dumptool import dump, dump_per_node, list_folder
+from eoslab.inspect._dumptool import dump, dump_per_node, list_folder, log_files_by_leader
 from eoslab.inspect._table import Rows
 
 if TYPE_CHECKING:
@@ -111,12 +111,7 @@ def batches_of(
 
     wanted = list(dict.fromkeys(partitions))
     leaders = {(p.topic, p.partition): p.leader for t in {t for t, _ in wanted} for p in cluster.partitions(t)}
-    by_broker: dict[int, list[tuple[str, str]]] = {}
-    for topic, part in wanted:
-        broker = leaders[(topic, part)]
-        folder = f"{topic}-{part}"
-        names = list_folder(cluster, cluster.topology.broker(broker), folder) or []
-        by_broker.setdefault(broker, []).extend((folder, n) for n in sorted(names) if n.endswith(".log"))
+    by_broker = log_files_by_leader(cluster, wanted, leaders)
     out: dict[tuple[str, int], list[Batch]] = {tp: [] for tp in wanted}
     dumped = dump_per_node(cluster, by_broker, "--deep-iteration")  # the brokers' JVMs run side by side
     for broker, files in by_broker.items():

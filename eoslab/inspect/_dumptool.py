@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,20 @@ def dump_per_node(
     with ThreadPoolExecutor(max_workers=max(1, len(files_of))) as pool:
         futures = {b: pool.submit(dump_files, cluster, nodes[b], files, *flags) for b, files in files_of.items()}
         return {b: f.result() for b, f in futures.items()}
+
+
+def log_files_by_leader(
+    cluster: Cluster, partitions: Sequence[tuple[str, int]], leaders: Mapping[tuple[str, int], int]
+) -> dict[int, list[tuple[str, str]]]:
+    """Broker -> (folder, file name) of each ``.log`` segment of the ``partitions`` it leads (``leaders``:
+    partition -> leader), in the partitions' order: what :func:`dump_per_node` takes."""
+    files_of: dict[int, list[tuple[str, str]]] = {}
+    for topic, part in partitions:
+        broker = leaders[(topic, part)]
+        folder = f"{topic}-{part}"
+        names = list_folder(cluster, cluster.topology.broker(broker), folder) or []
+        files_of.setdefault(broker, []).extend((folder, n) for n in sorted(names) if n.endswith(".log"))
+    return files_of
 
 
 def list_folder(cluster: Cluster, node: Node, folder: str) -> list[str] | None:

@@ -24,7 +24,7 @@ from eoslab.inspect._batches import partition_files
 from eoslab.inspect._cli_table import opt_int, parse_tsv
 from eoslab.inspect._coordinators import coordinator_partition
 from eoslab.inspect._dumplog import DumpedFile
-from eoslab.inspect._dumptool import dump, dump_per_node, list_folder
+from eoslab.inspect._dumptool import dump, dump_per_node, log_files_by_leader
 from eoslab.inspect._table import Rows
 from eoslab.topology import TXN_STATE_PARTITIONS
 
@@ -242,15 +242,11 @@ def transaction_histories(
     ``since`` maps an id to the first ``__transaction_state`` offset to keep
     (e.g. the offset before a lesson step), so a step shows only its own records.
     """
-    wanted = {coordinator_partition(t, TXN_STATE_PARTITIONS) for t in transactional_ids}
-    leaders = {p.partition: p.leader for p in cluster.partitions("__transaction_state")}
-    files_of: dict[int, list[tuple[str, str]]] = {}
-    for part in sorted(wanted):
-        broker = leaders[part]
-        node = cluster.topology.broker(broker)
-        folder = f"__transaction_state-{part}"
-        names = list_folder(cluster, node, folder) or []
-        files_of.setdefault(broker, []).extend((folder, n) for n in sorted(names) if n.endswith(".log"))
+    wanted = sorted(
+        {("__transaction_state", coordinator_partition(t, TXN_STATE_PARTITIONS)) for t in transactional_ids}
+    )
+    leaders = {(p.topic, p.partition): p.leader for p in cluster.partitions("__transaction_state")}
+    files_of = log_files_by_leader(cluster, wanted, leaders)
     dumped: list[DumpedFile] = [
         f for files in dump_per_node(cluster, files_of, "--transaction-log-decoder").values() for f in files
     ]

@@ -59,30 +59,48 @@ class CompiledStruct:
 # ---------------------------------------------------------------- one field
 
 
+def _bytes_default(d: str) -> bytes:
+    return b""
+
+
+def _int_default(d: str) -> int:
+    return (int(d[2:], 16) if d.startswith("0x") else int(d)) if d else 0
+
+
+_SCALAR_DEFAULTS: dict[str, Callable[[str], Any]] = {
+    **{t: _int_default for t in FIXED},
+    "bool": lambda d: d.lower() == "true",
+    "float64": lambda d: float(d) if d else 0.0,
+    "string": lambda d: d,
+    "uuid": lambda d: uuid.UUID(bytes=uuid_bytes(d)) if d else ZERO_UUID,
+    "records": lambda d: None,
+}
+"""A scalar field's default read from its ``default`` text, by type (bytes: :func:`_bytes_default`)."""
+
+
 def _default(f: FieldSpec, nested: CompiledStruct | None) -> Callable[[], Any]:
     """The generator's default for a field, as a factory (fresh lists/dicts each call)."""
-    d, t = f.default, f.element_type
-    if d == "null":
+    if f.default == "null":
         return lambda: None
     if f.is_array:
         return list
     if nested is not None:
         return nested.default
-    if t == "bool":
-        value: Any = d.lower() == "true"
-    elif t == "float64":
-        value = float(d) if d else 0.0
-    elif t in FIXED:
-        value = (int(d[2:], 16) if d.startswith("0x") else int(d)) if d else 0
-    elif t == "string":
-        value = d
-    elif t == "uuid":
-        value = uuid.UUID(bytes=uuid_bytes(d)) if d else ZERO_UUID
-    elif t == "records":
-        value = None
-    else:  # bytes
-        value = b""
+    value = _SCALAR_DEFAULTS.get(f.element_type, _bytes_default)(f.default)
     return lambda: value
+
+
+def _element_codec(t: str, nested: CompiledStruct | None, compact: bool, nullable: bool) -> tuple[Reader, Writer]:
+    """Reader and writer of one value of a field's element type."""
+    if nested is not None:
+        return nested.decode, nested.encode
+    if t in FIXED:
+        return fixed(FIXED[t])
+    if t == "uuid":
+        return read_uuid, write_uuid
+    if t == "string":
+        return string(compact, nullable)
+    return bytes_(compact, nullable)  # bytes, records
 
 
 def _value_codec(
@@ -91,21 +109,10 @@ def _value_codec(
     """Reader and writer of one field's value (tagged fields always use the compact forms)."""
     nullable = version in f.nullable_versions
     compact = tagged or (version in f.flexible_versions if f.flexible_versions is not None else flexible)
-    t = f.element_type
     nested = _compile_struct(f.fields, version, flexible, f"{path}.{f.name}") if f.is_struct else None
-    elem: tuple[Reader, Writer]
-    if nested is not None:
-        elem = (nested.decode, nested.encode)
-    elif t in FIXED:
-        elem = fixed(FIXED[t])
-    elif t == "uuid":
-        elem = (read_uuid, write_uuid)
-    elif t == "string":
-        elem = string(compact, nullable and not f.is_array)  # array elements are never null
-    else:  # bytes, records
-        elem = bytes_(compact, nullable and not f.is_array)
+    elem = _element_codec(f.element_type, nested, compact, nullable and not f.is_array)  # array elements are never null
     if f.is_array:
-        return (*array(compact, nullable, t, elem), nested)
+        return (*array(compact, nullable, f.element_type, elem), nested)
     if nested is not None and nullable:  # int8 marker -1/1, or uvarint 0/1 when tagged
         return (*nullable_struct(nested.decode, nested.encode, marker_varint=tagged), nested)
     return elem[0], elem[1], nested

@@ -202,6 +202,19 @@ class _StructRegistry:
         self.resolved[name] = fields
         return fields
 
+    def _sub_fields(self, raw: dict[str, Any], name: str, type_: str) -> tuple[FieldSpec, ...]:
+        """The fields of a struct field (inline, or a common struct's); none for a primitive one."""
+        element = type_[2:] if type_.startswith("[]") else type_
+        if element.startswith("[]"):
+            raise SchemaError(f"{self.spec_name}.{name}: nested arrays are not supported.")
+        if element in PRIMITIVE_TYPES:
+            if raw.get("fields"):
+                raise SchemaError(f"{self.spec_name}.{name}: a {type_} field cannot have fields.")
+            return ()
+        if "fields" in raw:
+            return tuple(self.parse_field(f) for f in raw["fields"])
+        return self.common(element)
+
     def parse_field(self, raw: dict[str, Any]) -> FieldSpec:
         try:
             name, type_ = raw["name"], raw["type"]
@@ -209,17 +222,7 @@ class _StructRegistry:
             raise SchemaError(f"{self.spec_name}: a field lacks {e.args[0]!r}.") from None
         tagged = Versions.parse(raw.get("taggedVersions"), NONE)
         versions = Versions.parse(raw.get("versions"), None if tagged.empty else tagged)
-        element = type_[2:] if type_.startswith("[]") else type_
-        if element.startswith("[]"):
-            raise SchemaError(f"{self.spec_name}.{name}: nested arrays are not supported.")
-        sub: tuple[FieldSpec, ...] = ()
-        if element not in PRIMITIVE_TYPES:
-            if "fields" in raw:
-                sub = tuple(self.parse_field(f) for f in raw["fields"])
-            else:
-                sub = self.common(element)
-        elif raw.get("fields"):
-            raise SchemaError(f"{self.spec_name}.{name}: a {type_} field cannot have fields.")
+        sub = self._sub_fields(raw, name, type_)
         flexible = raw.get("flexibleVersions")
         tag = raw.get("tag")
         if tag is not None and tagged.empty:

@@ -304,6 +304,13 @@ def run_program(
     return _judge(run, scenario, exits, stalled, time.monotonic() - t0)
 
 
+def _transactions_ended(histories: list[Path]) -> tuple[int, int]:
+    """The transactions the histories committed, and those they aborted."""
+    events = [e for h in histories for e in read_history(h).events]
+    committed = sum(1 for e in events if isinstance(e, Committed) and e.txn is not None)
+    return committed, sum(1 for e in events if isinstance(e, Aborted))
+
+
 def _judge(run: _Run, scenario: Scenario, exits: list[tuple[str, int]], stalled: bool, seconds: float) -> ProgramRun:
     """The final reads (kept beside the histories: the run can be judged again without the cluster), the
     checker's verdict, the program's own transactions; the topics deleted."""
@@ -317,9 +324,7 @@ def _judge(run: _Run, scenario: Scenario, exits: list[tuple[str, int]], stalled:
     verdict = check(histories, reads, inputs=inputs, origin=origins(inputs))
     for topic in (run.input, run.output):
         cluster.admin.delete_topic(topic)
-    own = [e for h in histories if h.name != WRITER_HISTORY for e in read_history(h).events]
-    committed = sum(1 for e in own if isinstance(e, Committed) and e.txn is not None)
-    aborted = sum(1 for e in own if isinstance(e, Aborted))
+    committed, aborted = _transactions_ended([h for h in histories if h.name != WRITER_HISTORY])
     return ProgramRun(run.name, run.input, run.output, run.group, verdict, histories, exits, stalled, seconds,
                       len(inputs.records), committed, aborted)  # fmt: skip
 

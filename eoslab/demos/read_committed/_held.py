@@ -64,6 +64,42 @@ class Held:
         )
 
 
+def _error_text(exc: Exception) -> str:
+    return str(exc.args[0].str() if exc.args and hasattr(exc.args[0], "str") else exc)
+
+
+def _held_transaction(p: Any, topic: str, hold_s: float) -> list[str]:
+    """One transaction whose record the proxy holds: begin, produce, flush, commit (it fails), abort; the
+    errors the client reported (delivery reports keep adding to the list)."""
+    errors: list[str] = []
+    p.begin_transaction()
+    p.produce(topic, b"held", partition=0, on_delivery=lambda err, msg: errors.append(str(err)) if err else None)
+    p.flush(hold_s)  # the record times out after message.timeout.ms
+    try:
+        p.commit_transaction(10)
+    except Exception as exc:  # noqa: BLE001 - the abortable error the lesson shows
+        errors.append(_error_text(exc))
+    p.abort_transaction(30)
+    return errors
+
+
+def _answered_rows(proxy: Proxy, tid: str, mark: int) -> list[dict[str, Any]]:
+    """The trace rows of ``tid``'s Produce requests after ``mark``, once the leader answered them all (or as
+    they stand after :data:`ANSWER_WAIT`)."""
+    rows: list[dict[str, Any]] = []
+
+    def answered() -> bool:
+        nonlocal rows
+        rows = list(proxy.trace(client_id=tid, api="Produce", since=mark))
+        return bool(rows) and all(r.get("response") is not None for r in rows)
+
+    try:
+        wait_until(answered, timeout=ANSWER_WAIT, what=f"the leader's answers to {tid}'s held Produce")
+    except WaitTimeout:
+        pass  # the table then says so; the log below is the evidence either way
+    return rows
+
+
 def held_produce(
     cluster: Cluster, topic: str, *, verify: bool = True, hold_s: float = HOLD_S, reuse: bool = False
 ) -> Held:
@@ -79,34 +115,16 @@ def held_produce(
         set_verification(cluster, verify)
     tid = f"held-{run}"
     p = transactional_producer(cluster, tid, tid, proxied=True, conf=HELD_PRODUCER)
-    errors: list[str] = []
     try:
         p.init_transactions(30)
         h.epochs = (p.eos().producer_epoch, -1)
         proxy = Proxy.connect(cluster)
         mark = max((r["id"] for r in proxy.trace(client_id=tid)), default=0)
         with proxy.delay_request(hold_s, api="Produce", client_id=tid, topic=topic, partition=0, times=None):
-            p.begin_transaction()
-            p.produce(
-                topic, b"held", partition=0, on_delivery=lambda err, msg: errors.append(str(err)) if err else None
-            )
-            p.flush(hold_s)  # the record times out after message.timeout.ms
-            try:
-                p.commit_transaction(10)
-            except Exception as exc:  # noqa: BLE001 - the abortable error the lesson shows
-                errors.append(str(exc.args[0].str() if exc.args and hasattr(exc.args[0], "str") else exc))
-            p.abort_transaction(30)
+            errors = _held_transaction(p, topic, hold_s)
             h.epochs = (h.epochs[0], p.eos().producer_epoch)
             time.sleep(hold_s)  # the held requests reach the leader from now on
-
-            def answered() -> bool:
-                h.rows = list(proxy.trace(client_id=tid, api="Produce", since=mark))
-                return bool(h.rows) and all(r.get("response") is not None for r in h.rows)
-
-            try:
-                wait_until(answered, timeout=ANSWER_WAIT, what=f"the leader's answers to {tid}'s held Produce")
-            except WaitTimeout:
-                pass  # the table then says so; the log below is the evidence either way
+            h.rows = _answered_rows(proxy, tid, mark)
         h.error = "; ".join(dict.fromkeys(errors))
         wait_settled(cluster, [tid])
         h.offsets = ins.partition_offsets(cluster, topic, 0)

@@ -30,6 +30,33 @@ def _ms(t: float) -> float:
     return t * 1000.0
 
 
+_Row = tuple[str, str, float, str]
+
+
+def _proxy_rows(trace: list[dict[str, Any]]) -> list[_Row]:
+    """Each EOS request (FindCoordinator aside) sent, and answered, as the proxy timed them."""
+    rows: list[_Row] = []
+    for r in trace:
+        if r["api"] == "FindCoordinator":
+            continue
+        label = r["api"] + (f" to {'AB'[r['request']['items'][0]['partition']]}" if r["api"] == "Produce" else "")
+        rows.append(("client", f"{label} sent", r["time"], "proxy"))
+        if r.get("response_time"):
+            rows.append(("client", f"{label} answered", r["response_time"], "proxy"))
+    return rows
+
+
+def _marker_rows(disk: pd.DataFrame) -> list[_Row]:
+    """Each marker as its partition leader wrote it."""
+    rows: list[_Row] = []
+    for _, d in disk.iterrows():
+        if not d["is_control"]:
+            continue  # a data batch's timestamp is the client's CreateTime; its write shows as "Produce answered"
+        lane = {"A": "partition A", "B": "partition B"}.get(d["partition"], "__consumer_offsets")
+        rows.append((lane, f"{d['marker']} marker written", d["timestamp"] / 1000.0, "partition leader"))
+    return rows
+
+
 def timed_transaction(
     lesson: TransactionLesson, producer: TxnProducer, input_consumer: Any, offset: int, commit: bool = True
 ) -> pd.DataFrame:
@@ -66,20 +93,10 @@ def timed_transaction(
         ("client", f"{'commit' if commit else 'abort'}_transaction() returned", t_end_return, "client clock"),
         ("read_committed", "LSO past the markers (first poll that saw it)", t_lso, "ListOffsets poll"),
     ]
-    for r in step.eos_trace():
-        if r["api"] == "FindCoordinator":
-            continue
-        label = r["api"] + (f" to {'AB'[r['request']['items'][0]['partition']]}" if r["api"] == "Produce" else "")
-        rows.append(("client", f"{label} sent", r["time"], "proxy"))
-        if r.get("response_time"):
-            rows.append(("client", f"{label} answered", r["response_time"], "proxy"))
+    rows += _proxy_rows(step.eos_trace())
     for _, s in step.states().iterrows():
         rows.append(("txn coordinator", f"{s['state']} written", s["append_time_ms"] / 1000.0, "coordinator log"))
-    for _, d in step.disk().iterrows():
-        if not d["is_control"]:
-            continue  # a data batch's timestamp is the client's CreateTime; its write shows as "Produce answered"
-        lane = {"A": "partition A", "B": "partition B"}.get(d["partition"], "__consumer_offsets")
-        rows.append((lane, f"{d['marker']} marker written", d["timestamp"] / 1000.0, "partition leader"))
+    rows += _marker_rows(step.disk())
     df = pd.DataFrame(rows, columns=["lane", "event", "t", "source"])
     df["t_ms"] = ((df["t"] - t0) * 1000.0).round(1)
     return df.drop(columns="t").sort_values("t_ms", kind="stable").reset_index(drop=True)
@@ -105,6 +122,47 @@ PLOT_LANES = [
 ]
 
 
+def _request_spans(events: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Request label -> its ``sent`` and ``answered`` times (ms), from the proxy's rows."""
+    spans: dict[str, dict[str, float]] = {}
+    for _, e in events[events["source"] == "proxy"].iterrows():
+        text = str(e["event"])
+        for end in (" sent", " answered"):
+            if text.endswith(end):
+                spans.setdefault(text[: -len(end)], {})[end.strip()] = e["t_ms"]
+    return spans
+
+
+def _plot_requests(ax: Any, spans: dict[str, dict[str, float]], y: dict[str, int]) -> None:
+    """Each request as a bar on its lane, from sent to answered; neighbours alternate up and down."""
+    for i, (label, t) in enumerate(sorted(spans.items(), key=lambda kv: kv[1].get("sent", 0.0))):
+        lane = _REQUEST_LANES.get(label.split()[0], "to the txn coordinator")
+        start, stop = t.get("sent", 0.0), t.get("answered", t.get("sent", 0.0))
+        yy = y[lane] + 0.22 * (i % 2) - 0.11
+        ax.plot([start, stop], [yy, yy], lw=5, solid_capstyle="butt", color="tab:blue", alpha=0.7)
+        ax.annotate(label, (start, yy), xytext=(0, 4), textcoords="offset points", fontsize=7)
+
+
+def _colour(lane: str, text: str) -> str:
+    if "marker written" in text:
+        return "tab:red"
+    return "tab:green" if lane == "read_committed" else "black"
+
+
+def _plot_points(ax: Any, events: pd.DataFrame, y: dict[str, int]) -> None:
+    """Every event not timed by the proxy as a dot on its lane, at its writer's clock."""
+    seen_on: dict[str, int] = {}
+    for _, e in events[events["source"] != "proxy"].iterrows():
+        lane = "application" if e["lane"] == "client" else e["lane"]
+        text = str(e["event"])
+        ax.plot([e["t_ms"]], [y[lane]], "o", color=_colour(lane, text), ms=5)
+        short = text.replace(" (first poll that saw it)", "").replace(" (sends nothing)", "")
+        k = seen_on[lane] = seen_on.get(lane, -1) + 1  # alternate below/above, so neighbours do not overlap
+        ax.annotate(
+            short, (e["t_ms"], y[lane]), xytext=(3, -11 if k % 2 == 0 else 5), textcoords="offset points", fontsize=7
+        )
+
+
 def plot_timeline(events: pd.DataFrame, ax: Any = None, title: str = "one transaction") -> Any:
     """The events of :func:`timed_transaction` on lanes: each request as a bar from sent to answered
     (the proxy's times), every record and marker as a dot at its writer's clock."""
@@ -113,34 +171,8 @@ def plot_timeline(events: pd.DataFrame, ax: Any = None, title: str = "one transa
     if ax is None:
         _, ax = plt.subplots(figsize=(11, 4.8))
     y = {lane: i for i, lane in enumerate(reversed(PLOT_LANES))}
-    spans: dict[str, dict[str, float]] = {}
-    for _, e in events.iterrows():
-        text = str(e["event"])
-        for end in (" sent", " answered"):
-            if e["source"] == "proxy" and text.endswith(end):
-                spans.setdefault(text[: -len(end)], {})[end.strip()] = e["t_ms"]
-    used = set()
-    for i, (label, t) in enumerate(sorted(spans.items(), key=lambda kv: kv[1].get("sent", 0.0))):
-        lane = _REQUEST_LANES.get(label.split()[0], "to the txn coordinator")
-        start, stop = t.get("sent", 0.0), t.get("answered", t.get("sent", 0.0))
-        yy = y[lane] + 0.22 * (i % 2) - 0.11
-        ax.plot([start, stop], [yy, yy], lw=5, solid_capstyle="butt", color="tab:blue", alpha=0.7)
-        ax.annotate(label, (start, yy), xytext=(0, 4), textcoords="offset points", fontsize=7)
-        used.add(lane)
-    seen_on: dict[str, int] = {}
-    for _, e in events.iterrows():
-        if e["source"] == "proxy":
-            continue
-        lane = "application" if e["lane"] == "client" else e["lane"]
-        text = str(e["event"])
-        colour = "tab:red" if "marker written" in text else "tab:green" if lane == "read_committed" else "black"
-        ax.plot([e["t_ms"]], [y[lane]], "o", color=colour, ms=5)
-        short = text.replace(" (first poll that saw it)", "").replace(" (sends nothing)", "")
-        k = seen_on[lane] = seen_on.get(lane, -1) + 1  # alternate below/above, so neighbours do not overlap
-        ax.annotate(
-            short, (e["t_ms"], y[lane]), xytext=(3, -11 if k % 2 == 0 else 5), textcoords="offset points", fontsize=7
-        )
-        used.add(lane)
+    _plot_requests(ax, _request_spans(events), y)
+    _plot_points(ax, events, y)
     ax.set_yticks([y[lane] for lane in PLOT_LANES], PLOT_LANES)
     ax.set_ylim(-0.6, len(PLOT_LANES) - 0.4)
     ax.set_xlabel("ms after begin_transaction()  (bars: request sent -> answered, timed by the proxy)")
