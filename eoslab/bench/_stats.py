@@ -100,6 +100,24 @@ def _mean(vals: list[float]) -> float:
     return statistics.mean(vals) if vals else math.nan
 
 
+GAUGES = (
+    "waitresp_cnt",
+    "waitresp_msg_cnt",
+    "outbuf_cnt",
+    "msgs_inflight",
+    "xmit_msgq_cnt",
+    "rtt_p50_ms",
+    "rtt_p99_ms",
+    "batch_msgs",
+)
+"""The fields a window averages over its documents (the others are counters, differenced)."""
+
+
+def _per(amount: float, unit: float) -> float:
+    """``amount / unit``, NaN when there is no unit to divide by (no record sent, no time passed)."""
+    return amount / unit if unit > 0 else math.nan
+
+
 def over(snaps: list[Snapshot]) -> Window | None:
     """The window from the first to the last document; None with fewer than two."""
     if len(snaps) < 2:
@@ -112,15 +130,8 @@ def over(snaps: list[Snapshot]) -> Window | None:
         documents=len(snaps),
         txmsgs=sent,
         seconds=secs,
-        wakeups_per_record=wake / sent if sent else math.nan,
-        wakeups_per_s=wake / secs if secs > 0 else math.nan,
-        produce_per_s=(b.produce_requests - a.produce_requests) / secs if secs > 0 else math.nan,
-        waitresp_cnt=_mean([s.waitresp_cnt for s in inner]),
-        waitresp_msg_cnt=_mean([s.waitresp_msg_cnt for s in inner]),
-        outbuf_cnt=_mean([s.outbuf_cnt for s in inner]),
-        msgs_inflight=_mean([s.msgs_inflight for s in inner]),
-        xmit_msgq_cnt=_mean([s.xmit_msgq_cnt for s in inner]),
-        rtt_p50_ms=_mean([s.rtt_p50_ms for s in inner]),
-        rtt_p99_ms=_mean([s.rtt_p99_ms for s in inner]),
-        batch_msgs=_mean([s.batch_msgs for s in inner]),
+        wakeups_per_record=_per(wake, sent),
+        wakeups_per_s=_per(wake, secs),
+        produce_per_s=_per(b.produce_requests - a.produce_requests, secs),
+        **{g: _mean([getattr(s, g) for s in inner]) for g in GAUGES},
     )
