@@ -111,6 +111,9 @@ class Suite:
             "EOSLAB_PORT_OFFSET": str(base),
             "EOSLAB_DATA": str(runs / "kafka-data"),
             "EOSLAB_BROKER_JIT": os.environ.get("EOSLAB_BROKER_JIT") or "c1",
+            # The Docker engine this run's `docker.sh ensure` starts is recorded here and only here, so `stop` ends
+            # this run's engine and never one another run started (a suite run inside a test, a learner's).
+            "EOSLAB_DOCKER_STATE": str(runs / "dockerd.state"),
         }
         self.lab_image: subprocess.Popen[bytes] | None = None
         self.seconds: dict[str, float] = {}
@@ -219,12 +222,12 @@ def main(argv: Sequence[str]) -> int:
     finally:
         if suite.lab_image is not None and suite.lab_image.poll() is None:
             suite.lab_image.kill()
+        _run(["bash", "tools/system/docker.sh", "stop"], suite.env)  # before the runs folder, which holds its state
         if not kept:
             shutil.rmtree(suite.runs, ignore_errors=True)
         else:  # the clusters' data goes; the measured runs stay for the next run
             for data in suite.runs.glob("kafka-data*"):
                 shutil.rmtree(data, ignore_errors=True)
-        _run(["bash", "tools/system/docker.sh", "stop"], suite.env)
         print("make test: " + ", ".join(f"{t} {s / 60:.1f} min" for t, s in suite.seconds.items()))
     if before is not None and (
         changed := learner_guard.changes(before, learner_guard.snapshot(offset, data), added=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import urllib.error
@@ -47,6 +48,19 @@ def _eoslab(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess
     return subprocess.run(
         [sys.executable, "-m", "eoslab.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
     )
+
+
+def _docker_engine() -> str | None:
+    """The Docker engine that answers here (its pid file's pid, or "answers"), None when none does.
+
+    The pid files: ``tools/system/docker.sh``'s dockerd, or dockerd's default (systemd, a desktop engine)."""
+    if shutil.which("docker") is None:
+        return None
+    info = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, timeout=30)
+    if info.returncode != 0:
+        return None
+    pidfiles = [p for p in (Path("/var/run/eoslab-dockerd.pid"), Path("/var/run/docker.pid")) if p.exists()]
+    return pidfiles[0].read_text().strip() if pidfiles else "answers"
 
 
 def _lab_answers() -> bool:
@@ -123,6 +137,7 @@ def test_make_test_beside_a_learners_open_course_leaves_it_as_it_was(learners_co
     before, offsets = learner_guard.snapshot(0, data), _end_offsets()
     assert before is not None and before.backend == "local" and TOPIC in before.topics and len(before.nodes) == 6
     assert sum(offsets.values()) == 10
+    engine = _docker_engine()  # the system tier's, which the inner run's `docker.sh stop` must leave running
     inner = {**env, "CLUSTER_WORKERS": "0"}
     run = subprocess.run(
         [sys.executable, "-m", "tests.suite", "cluster", "--", *INNER],
@@ -141,3 +156,4 @@ def test_make_test_beside_a_learners_open_course_leaves_it_as_it_was(learners_co
     assert learner_guard.changes(before, after) == []  # same pids, topics (none added), partition folders
     assert _end_offsets() == offsets
     assert _lab_answers()
+    assert _docker_engine() == engine

@@ -68,6 +68,7 @@ class Recorder:
     def __init__(self, fail: str | None = None) -> None:
         self.calls: list[str] = []
         self.argvs: list[list[str]] = []
+        self.envs: list[dict[str, str]] = []
         self.fail = fail
 
     def _name(self, argv: list[str], env: dict[str, str]) -> str:
@@ -83,6 +84,9 @@ class Recorder:
         name = self._name(argv, env)
         self.calls.append(name)
         self.argvs.append(list(argv))
+        self.envs.append(dict(env))
+        if argv[-1] == "stop":  # the runs folder still holds the engine's state when `docker.sh stop` reads it
+            assert Path(env["EOSLAB_DOCKER_STATE"]).parent.is_dir()
         return subprocess.CompletedProcess(argv, 1 if self.fail and self.fail in name else 0)
 
     def popen(self, argv: list[str], cwd: Any = None, env: Any = None, **_: Any) -> Any:
@@ -136,6 +140,24 @@ def test_make_test_runs_the_tiers_in_order_each_on_the_suites_own_clusters(monke
         "bash tools/system/docker.sh ensure @150/local"
     )
     assert not (tmp_path / "runs").exists()  # the runs folder, with the suite's clusters' data, is gone
+
+
+def test_the_docker_engine_a_run_starts_is_recorded_in_its_runs_folder_so_a_nested_run_never_stops_it(
+    monkeypatch, tmp_path
+) -> None:
+    # A suite run inside a test (tests/integration/test_beside_a_learner.py) ends with `docker.sh stop`: with one
+    # state file for every run it stopped the engine the outer run's `ensure` had started, mid-tier.
+    rec = Recorder()
+    assert _main(monkeypatch, tmp_path, rec=rec)[0] == 0
+    states = {
+        e["EOSLAB_DOCKER_STATE"] for a, e in zip(rec.argvs, rec.envs, strict=True) if "tools/system/docker.sh" in a
+    }
+    assert states == {str(tmp_path / "runs" / "dockerd.state")}
+    monkeypatch.setenv("EOSLAB_DOCKER_STATE", "/var/run/eoslab-dockerd.state")  # the shell's own engine
+    other = Recorder()
+    assert _main(monkeypatch, tmp_path, "cluster", rec=other)[0] == 0
+    stops = [e for a, e in zip(other.argvs, other.envs, strict=True) if a[-1] == "stop"]
+    assert [e["EOSLAB_DOCKER_STATE"] for e in stops] == [str(tmp_path / "runs" / "dockerd.state")]
 
 
 def test_the_course_tier_leaves_the_site_test_to_make_site_test_unless_it_is_named(monkeypatch, tmp_path) -> None:
