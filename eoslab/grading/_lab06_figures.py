@@ -2,12 +2,12 @@
 pandas and numpy: what :mod:`eoslab.grading.lab06` compares an answer with, and what the held-out runs
 (:mod:`eoslab.grading._heldout`) must tell apart.
 
-A check names a wrong decision when the answer gives every figure that decision gives. That names the
-learner's own decision only if no other decision gives the same figures too: where two coincide, the first
-one listed is named whatever the learner did (on some seeds the Java tool's rows mixed in give the figures
-of "ratio of medians"). No order of the list cures that, since the two answers are then the same numbers
-and one of them is misnamed either way; only runs on which they differ do. :func:`confusable` finds a pair
-of decisions that a set of runs cannot tell apart, and the held-out runs are drawn until there is none.
+A check names a wrong decision when the answer gives every figure that decision gives and no other
+decision gives them too: where two coincide (on some seeds the Java tool's rows mixed in give the figures of
+"ratio of medians"; on a loaded laptop's runs read_uncommitted's p50 and every kind's), no order of the list
+names the learner's own, since the two answers are then the same numbers; only runs on which they differ
+do. :func:`confusable` finds a pair of decisions that a set of runs cannot tell apart, and the held-out
+runs are drawn until there is none: an answer undecided on the learner's runs is named on them.
 """
 
 from __future__ import annotations
