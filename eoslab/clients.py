@@ -7,11 +7,13 @@ retry it reports does not land in a notebook as red stderr text; turn it up with
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, KafkaError, Message, Producer
 
 from eoslab._librdkafka import LESSONS as LIBRDKAFKA_LOGGER
+from eoslab.errors import ClientError
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
@@ -64,3 +66,57 @@ def consumer(cluster: Cluster, group: str, *, isolation: str, proxied: bool = Fa
         **conf,
     }
     return Consumer(settings)
+
+
+WRITE_WAIT = 30.0
+"""Seconds :func:`write_all` waits for the delivery reports: a batch on the course's cluster answers in well under
+1 s; a record that cannot be written fails by ``message.timeout.ms`` (30 s in the course's transactional profile)."""
+
+
+def write_all(
+    producer: Producer,
+    topic: str,
+    records: Iterable[bytes | dict[str, Any]],
+    *,
+    timeout: float = WRITE_WAIT,
+    **produce: Any,
+) -> list[tuple[int, int]]:
+    """Produce ``records`` to ``topic`` and wait for every delivery report: each record's (partition, offset), in
+    the order of the reports.
+
+    A record is its value (bytes) or the keyword arguments of its ``Producer.produce`` call (``value``, ``key``,
+    ``partition``, ``headers``); ``produce`` is passed to every call. ``Producer.flush()`` returning 0 says the
+    queue is empty, not that the records were written: a record that failed leaves the queue too, through a
+    delivery report carrying its error (librdkafka's INTRODUCTION.md, "Message reliability"), e.g.
+    ``_UNKNOWN_TOPIC`` for a topic that does not exist (the course's brokers run with
+    ``auto.create.topics.enable=false``; after ``topic.metadata.propagation.max.ms``) or ``_MSG_TIMED_OUT``
+    after ``message.timeout.ms``.
+
+    Raises :class:`~eoslab.errors.ClientError`, one sentence naming the first failed report's error or how many
+    reports had not come after ``timeout`` seconds.
+    """
+    reports: list[tuple[KafkaError | None, Message]] = []
+    sent = 0
+    for record in records:
+        fields = record if isinstance(record, dict) else {"value": record}
+        producer.produce(topic, on_delivery=lambda err, msg: reports.append((err, msg)), **produce, **fields)
+        producer.poll(0)
+        sent += 1
+    producer.flush(timeout)
+    failed = [err for err, _ in reports if err is not None]
+    if failed:
+        unknown = failed[0].code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC)
+        what_to_do = (
+            f"create {topic} first (the course's brokers never create a topic on first use)"
+            if unknown
+            else "run eoslab.heal(cluster), then the cell again"
+        )
+        raise ClientError(
+            f"{len(failed)} of {sent} records to {topic} were not written ({failed[0].name()}): {what_to_do}."
+        )
+    if len(reports) < sent:
+        raise ClientError(
+            f"{sent - len(reports)} of {sent} records to {topic} had no answer after {timeout:g} s: "
+            "run eoslab.heal(cluster), then the cell again."
+        )
+    return [(msg.partition() or 0, msg.offset() or 0) for _, msg in reports]

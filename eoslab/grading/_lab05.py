@@ -29,10 +29,10 @@ from typing import Any
 
 from eoslab._librdkafka import KIT
 from eoslab._wait import wait_until
-from eoslab.clients import producer
+from eoslab.clients import producer, write_all
 from eoslab.cluster import Cluster
 from eoslab.demos.pipeline import FENCED_EVENT, PipelineProcess, origin_of
-from eoslab.errors import GradingError
+from eoslab.errors import ClientError, GradingError
 from eoslab.history import (
     Aborted,
     Assigned,
@@ -238,20 +238,16 @@ class Cell:
     def seed(self, n: int, *, poison: frozenset[int] = frozenset()) -> None:
         """``n`` more random inputs over both partitions; those numbered in ``poison`` are too big for
         :data:`SMALL_MESSAGE_BYTES`."""
-        p = producer(self.cluster)
-
-        def delivered(err: Any, msg: Any) -> None:
-            if err is None:
-                self.ends[msg.partition()] = max(self.ends.get(msg.partition(), 0), msg.offset() + 1)
-
+        records = []
         for i in range(self.inputs, self.inputs + n):
             value = f"v{i}-{random.randint(0, 10**6)}" + ("-" + "x" * POISON_BYTES if i in poison else "")
-            p.produce(
-                self.input, value=value.encode(), key=str(i).encode(), partition=i % len(ASSIGNMENT),
-                on_delivery=delivered,
-            )  # fmt: skip
-        if p.flush(30) != 0:
-            raise CellFailed(f"the inputs of {self.input} were not all acknowledged in 30 s: is the cluster healthy?")
+            records.append({"value": value.encode(), "key": str(i).encode(), "partition": i % len(ASSIGNMENT)})
+        try:
+            written = write_all(producer(self.cluster), self.input, records)
+        except ClientError as e:
+            raise CellFailed(f"the lab's inputs were not written: {e}") from None
+        for partition, offset in written:
+            self.ends[partition] = max(self.ends.get(partition, 0), offset + 1)
         self.inputs += n
 
     def seed_aborted(self, n: int) -> None:

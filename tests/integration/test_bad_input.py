@@ -7,6 +7,7 @@ Each case runs the real `eoslab` command in a subprocess with its own data folde
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -117,6 +118,28 @@ def test_unknown_node_name(cluster):
     err = _one_sentence(eoslab("kill", "broker-9"))
     assert "There is no node 'broker-9'" in err and "broker-3" in err
     assert all(r.state == "running" for r in cluster.status())
+
+
+def test_records_to_a_topic_that_does_not_exist_are_one_sentence_saying_to_create_it(cluster):
+    """The kit's writer (module 03's seed_input, module 05's inputs, lab 05's) on a topic never created: the
+    course's brokers run with auto.create.topics.enable=false, so the record fails once librdkafka's
+    topic.metadata.propagation.max.ms has passed, and flush() still returns 0."""
+    import uuid
+
+    from confluent_kafka import Producer
+
+    from eoslab.clients import write_all
+    from eoslab.errors import ClientError
+
+    topic = f"never-created-{uuid.uuid4().hex[:6]}"
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers(), "topic.metadata.propagation.max.ms": 500})
+    with pytest.raises(ClientError) as failed:
+        write_all(producer, topic, [b"x"], partition=0)
+    said = str(failed.value)
+    assert re.fullmatch(
+        rf"1 of 1 records to {topic} were not written \(_?UNKNOWN_TOPIC\w*\): create {topic} first \(.*\)\.", said
+    ), said
+    assert topic not in cluster.admin.client.list_topics(timeout=15).topics  # nothing created it on the way
 
 
 def test_every_bad_input_left_the_session_cluster_alone(cluster):

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from eoslab._timeouts import CLIENT_CALL
-from eoslab.clients import producer
+from eoslab.clients import producer, write_all
 from eoslab.demos.pipeline._parts import PipelineError
+from eoslab.errors import ClientError
 from eoslab.inspect import coordinator_partition
 from eoslab.topology import OFFSETS_PARTITIONS, TXN_STATE_PARTITIONS
 
@@ -124,12 +125,11 @@ def layout(cluster: Cluster, fault: str, name: str) -> Layout:
 
 
 def write_inputs(cluster: Cluster, topic: str, records: int, partitions: int) -> None:
-    """``records`` inputs ``v0, v1, ...`` keyed by their number, round-robin over the partitions."""
-    p = producer(cluster)
-    for i in range(records):
-        p.produce(topic, value=f"v{i}".encode(), key=str(i).encode(), partition=i % partitions)
-    left = p.flush(CLIENT_CALL)
-    if left:
-        raise PipelineError(
-            f"{left} input records of {topic} were not acknowledged in {CLIENT_CALL:g} s: run eoslab.heal(cluster)."
-        )
+    """``records`` inputs ``v0, v1, ...`` keyed by their number, round-robin over the partitions.
+
+    Raises :class:`PipelineError` when one is not written (:func:`eoslab.clients.write_all`)."""
+    inputs = ({"value": f"v{i}".encode(), "key": str(i).encode(), "partition": i % partitions} for i in range(records))
+    try:
+        write_all(producer(cluster), topic, inputs, timeout=CLIENT_CALL)
+    except ClientError as e:
+        raise PipelineError(str(e)) from None  # the pipeline's family, the same sentence

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from eoslab._librdkafka import LESSONS
+from eoslab.clients import write_all
 from eoslab.demos.transactions import TxnProducer, read_values, run_id, transactional_producer, wait_settled
-from eoslab.errors import ClientError
 
 if TYPE_CHECKING:
     from confluent_kafka import Producer
@@ -182,9 +182,7 @@ class _Writer:
         self.plain = plain = self.plain or _plain_producer(log.cluster, self.proxied)
         for _ in range(op.n):
             rec = LogRecord(f"plain:{len(log.records)}", PLAIN, 0, "plain")
-            plain.produce(log.topic, rec.value.encode(), partition=log.partition)
-            if plain.flush(30):
-                raise ClientError(f"a plain record to {log.topic}-{log.partition} was not acknowledged in 30 s")
+            write_all(plain, log.topic, [rec.value.encode()], partition=log.partition)  # ClientError if not written
             log.records.append(rec)
 
     def producer(self, actor: str) -> TxnProducer:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from eoslab import inspect as ins
 from eoslab._librdkafka import LESSONS
 from eoslab._wait import wait_until
-from eoslab.errors import ClientError
+from eoslab.clients import write_all
 
 if TYPE_CHECKING:
     from confluent_kafka import Consumer
@@ -184,15 +184,11 @@ def committed_offsets(cluster: Cluster, group: str, topic: str, partitions: list
 
 
 def seed_input(cluster: Cluster, topic: str, values: list[str]) -> None:
-    """Create ``topic`` (one partition, replicas on all brokers) and write ``values`` to it, idempotently."""
+    """Create ``topic`` (one partition, replicas on all brokers) and write ``values`` to it, idempotently.
+
+    Raises :class:`~eoslab.errors.ClientError` when a value is not written (:func:`eoslab.clients.write_all`)."""
     from confluent_kafka import Producer
 
     cluster.admin.create_topic(topic, replica_assignment=[[1, 2, 3]])
     p = Producer({"bootstrap.servers": cluster.bootstrap_servers(), "enable.idempotence": True, "logger": LOGGER})
-    for v in values:
-        p.produce(topic, v.encode(), partition=0)
-    if p.flush(30):
-        raise ClientError(
-            f"The input records to {topic} were not acknowledged in 30 s: "
-            "run eoslab.heal(cluster), then the cell again."
-        )
+    write_all(p, topic, (v.encode() for v in values), partition=0)
