@@ -1,10 +1,42 @@
 """The flows of the course modules, shared by notebooks, labs and checks.
 
 Most flows are modules (``eoslab.demos.idempotent``, ``eoslab.demos.pid_ranges``) or packages
-(``eoslab.demos.transactions``, ``eoslab.demos.read_committed``, ``eoslab.demos.pipeline``); module 05's
-fault matrix cell runner is also exported here, since grading and bench both call it.
+(``eoslab.demos.transactions``, ``eoslab.demos.read_committed``, ``eoslab.demos.pipeline``). Exported here: the
+lesson clients (``eoslab.demos._clients``: producers, consumers, reads, run ids, one home for every module, so no
+module imports another's), and module 05's fault matrix cell runner, which grading and bench both call.
 """
 
+from eoslab.demos._clients import (
+    JAVA_PRODUCER,
+    READ_COMMITTED,
+    TXN_PRODUCER,
+    TxnProducer,
+    committed_offsets,
+    consumer,
+    coordinator_state,
+    read_values,
+    run_id,
+    seed_input,
+    transactional_producer,
+    wait_settled,
+)
 from eoslab.demos.pipeline import FAULTS, KINDS, CellResult, run_cell
 
-__all__ = ["CellResult", "FAULTS", "KINDS", "run_cell"]
+__all__ = [
+    "CellResult",
+    "FAULTS",
+    "JAVA_PRODUCER",
+    "KINDS",
+    "READ_COMMITTED",
+    "TXN_PRODUCER",
+    "TxnProducer",
+    "committed_offsets",
+    "consumer",
+    "coordinator_state",
+    "read_values",
+    "run_cell",
+    "run_id",
+    "seed_input",
+    "transactional_producer",
+    "wait_settled",
+]

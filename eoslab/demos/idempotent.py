@@ -9,13 +9,13 @@ with the last run's.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
 from eoslab._timeouts import CLIENT_CALL, REQUEST
 from eoslab._wait import wait_until
+from eoslab.demos._clients import run_id as run_id  # notebook 01's demo.run_id(): the lessons' one
 from eoslab.faults import demo_producer_config
 
 if TYPE_CHECKING:
@@ -42,11 +42,6 @@ class Delivery:
     @property
     def ok(self) -> bool:
         return self.error is None
-
-
-def run_id() -> str:
-    """A short id for this run of a notebook: client ids and topics get it as a suffix."""
-    return uuid.uuid4().hex[:6]
 
 
 def producer(

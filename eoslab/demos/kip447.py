@@ -153,7 +153,7 @@ def stale_metadata(cluster: Cluster, protocol: str = "classic") -> Rows[Attempt]
 
 
 def _java_attempt(cluster: Cluster, run: str, group: str, tp: TopicPartition, member: tuple[Any, Any]) -> None:
-    from eoslab.demos.transactions import JAVA_PRODUCER
+    from eoslab.demos._clients import JAVA_PRODUCER
 
     conf = {
         **JAVA_PRODUCER,

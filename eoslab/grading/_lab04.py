@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from eoslab import inspect as ins
 from eoslab.demos import read_committed as rc
-from eoslab.demos.transactions import read_values, run_id
+from eoslab.demos import read_values, run_id
 from eoslab.errors import GradingError
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def _group(cluster: Cluster, s: Scenario, rng: random.Random) -> tuple[str, dict
     (it waits there), somewhere below the end of P2 (it is merely behind)."""
     from confluent_kafka import TopicPartition
 
-    from eoslab.demos.transactions import consumer
+    from eoslab.demos import consumer
 
     group = f"lab04-grp-{run_id()}"
     committed = {0: s.offsets[0].last_stable, 1: s.offsets[1].last_stable}

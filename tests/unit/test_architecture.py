@@ -13,7 +13,9 @@ Five rules:
    package's face (``eoslab/__init__.py``), which sits on top of everything;
 4. the pairs of ``APART`` never import one another's way, though the layers would allow it;
 5. the learner's package holds no benchmark of the kit itself: those live in the developer package
-   ``tools/kitbench/``, which nothing in eoslab imports.
+   ``tools/kitbench/``, which nothing in eoslab imports;
+6. no course module's code imports another module's lesson code (``COURSE_MODULES``): what two modules share,
+   the lesson clients above all, has one home of its own (``SHARED_LESSON_CODE``).
 """
 
 from __future__ import annotations
@@ -70,6 +72,47 @@ RANK = {part: i for i, row in enumerate(LAYERS) for part in row}
 APART: list[tuple[str, str]] = [("analysis", "bench")]
 """(importer, imported): ``analysis`` reads the runs ``bench`` wrote, through ``eoslab.runs`` (their format, their
 labels and sentences), never the process that measured, so a class's runs are analysed where no bench runs."""
+
+COURSE_MODULES: dict[str, tuple[str, ...]] = {
+    "01": ("demos.idempotent", "demos.producer_state", "grading.lab01", "grading._lab01_cases"),
+    "02": ("demos.pid_ranges", "demos._pid_client", "grading.lab02"),
+    "03": ("demos.transactions", "grading.lab03", "grading._lab03"),
+    "04": ("demos.read_committed", "bench.read_committed", "grading.lab04", "grading._lab04"),
+    "05": (
+        "demos.pipeline",
+        "demos.kafka17754",
+        "demos.kip447",
+        "bench.faults",
+        "grading.lab05",
+        "grading._lab05",
+        "grading._lab05_cells",
+    ),
+    "06": ("bench.producers", "bench.audit", "grading.lab06", "grading._lab06_figures"),
+    "07": ("demos.production", "grading.lab07"),
+}
+"""Each course module's own code in the package (a name covers its submodules), by module number."""
+
+SHARED_LESSON_CODE = ("demos", "demos._clients", "demos._kept")
+"""What the modules' code shares: the demos' face, the lesson clients' one home, the runs kept per backend."""
+
+
+def course_module_of(module: str) -> str | None:
+    """The course module whose code ``module`` (``eoslab.x.y``) is, or None for the kit's shared parts."""
+    name = module.removeprefix("eoslab.")
+    owners = [(len(own), n) for n, owns in COURSE_MODULES.items() for own in owns if f"{name}.".startswith(own + ".")]
+    return max(owners)[1] if owners else None
+
+
+def cross_module_imports(edges: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for importer, targets in edges.items():
+        mine = course_module_of(importer)
+        for target in targets:
+            theirs = course_module_of(target)
+            if mine and theirs and theirs != mine:
+                bad.append(f"{importer} (module {mine}) imports {target}, module {theirs}'s lesson code")
+    return sorted(bad)
+
 
 KIT_BENCHMARKS = {
     "eoslab.bench.spin": "tools.kitbench.spin",
@@ -247,6 +290,17 @@ def test_parts_kept_apart_do_not_import_each_other():
     assert apart_imports(graph()) == []
 
 
+def test_no_course_module_imports_another_modules_lesson_code():
+    assert cross_module_imports(graph()) == []
+
+
+def test_every_demo_and_lab_check_belongs_to_a_course_module_or_is_shared():
+    lesson = [m for m in modules() if m.split(".")[1:2] == ["demos"] or m.startswith("eoslab.grading.lab")]
+    shared = {f"eoslab.{s}" for s in SHARED_LESSON_CODE}
+    assert [m for m in lesson if m not in shared and course_module_of(m) is None] == []
+    assert all(m in modules() for m in shared)
+
+
 def test_the_package_holds_no_benchmark_of_the_kit_itself():
     """They measure the kit, not Kafka's exactly-once; a learner's package carries none of them."""
     here = set(modules())
@@ -311,6 +365,7 @@ def test_the_checks_catch_a_circle_a_private_crossing_and_an_upward_import():
         "eoslab.analysis._report": {"eoslab.bench.producers", "eoslab.runs"},  # analysis keeps apart from bench
         "eoslab.bench.producers": set(),
         "eoslab.runs": set(),
+        "eoslab.demos.read_committed._log": {"eoslab.demos.transactions", "eoslab.demos._clients"},  # 04 -> 03
     }
     assert cycles(fake) == [["eoslab.cluster._cluster", "eoslab.cluster._seed", "eoslab.cluster._cluster"]]
     assert private_crossings(fake) == ["eoslab.faults._client imports eoslab.cluster._admin, private to eoslab.cluster"]
@@ -320,6 +375,9 @@ def test_the_checks_catch_a_circle_a_private_crossing_and_an_upward_import():
     ]
     assert apart_imports(fake) == [
         "eoslab.analysis._report imports eoslab.bench.producers: analysis keeps apart from bench"
+    ]
+    assert cross_module_imports(fake) == [
+        "eoslab.demos.read_committed._log (module 04) imports eoslab.demos.transactions, module 03's lesson code"
     ]
 
 

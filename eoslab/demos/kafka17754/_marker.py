@@ -24,7 +24,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from eoslab.demos.transactions import JAVA_PRODUCER
+from eoslab.demos._clients import JAVA_PRODUCER
 from eoslab.faults import error_name
 from eoslab.history import read_final
 from eoslab.inspect import batches_of

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
+from eoslab.demos._clients import consumer, run_id
 from eoslab.demos.read_committed._log import WrittenLog
-from eoslab.demos.transactions import consumer, run_id
 from eoslab.faults import Proxy, Trace
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
 from eoslab.demos import _kept
+from eoslab.demos._clients import TxnProducer, run_id, transactional_producer, wait_settled
 from eoslab.demos.read_committed._late import late_produce, set_verification, verification, verification_off
-from eoslab.demos.transactions import TxnProducer, run_id, transactional_producer, wait_settled
 
 if TYPE_CHECKING:
     import pandas as pd

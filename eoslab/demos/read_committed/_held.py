@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from eoslab import inspect as ins
 from eoslab._wait import wait_until
 from eoslab.demos import _kept
+from eoslab.demos._clients import run_id, transactional_producer, wait_settled
 from eoslab.demos.read_committed._late import set_verification, verification
-from eoslab.demos.transactions import run_id, transactional_producer, wait_settled
 from eoslab.errors import WaitTimeout
 from eoslab.faults import Proxy
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
-from eoslab.demos.transactions import TxnProducer
+from eoslab.demos._clients import TxnProducer
 from eoslab.faults import Proxy
 from eoslab.protocol import encode_record_batch
 

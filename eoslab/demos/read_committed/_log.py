@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from eoslab._librdkafka import LESSONS
 from eoslab.clients import write_all
-from eoslab.demos.transactions import TxnProducer, read_values, run_id, transactional_producer, wait_settled
+from eoslab.demos._clients import TxnProducer, read_values, run_id, transactional_producer, wait_settled
 
 if TYPE_CHECKING:
     from confluent_kafka import Producer

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from eoslab.demos._clients import run_id
 from eoslab.demos.read_committed._log import WrittenLog
-from eoslab.demos.transactions import run_id
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
+from eoslab.demos._clients import read_values
 from eoslab.demos.read_committed._log import WrittenLog
-from eoslab.demos.transactions import read_values
 
 if TYPE_CHECKING:
     import pandas as pd

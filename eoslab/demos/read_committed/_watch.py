@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
+from eoslab.demos._clients import TxnProducer, consumer, run_id, transactional_producer
 from eoslab.demos.read_committed._log import LOG_PRODUCER, _plain_producer
-from eoslab.demos.transactions import TxnProducer, consumer, run_id, transactional_producer
 
 if TYPE_CHECKING:
     import pandas as pd

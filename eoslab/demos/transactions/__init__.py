@@ -12,6 +12,20 @@ transactional ids it works on, so modules 04 (read_committed, the LSO) and 05
     s.show()                                          # the trace, __transaction_state, the disk
 """
 
+from eoslab.demos._clients import (
+    JAVA_PRODUCER,
+    READ_COMMITTED,
+    TXN_PRODUCER,
+    TxnProducer,
+    committed_offsets,
+    consumer,
+    coordinator_state,
+    read_values,
+    run_id,
+    seed_input,
+    transactional_producer,
+    wait_settled,
+)
 from eoslab.demos.transactions._arrange import (
     INTERNAL_TOPIC,
     Moved,
@@ -20,19 +34,8 @@ from eoslab.demos.transactions._arrange import (
     make_leader,
     wait_coordinator,
 )
-from eoslab.demos.transactions._clients import (
-    READ_COMMITTED,
-    TXN_PRODUCER,
-    TxnProducer,
-    committed_offsets,
-    consumer,
-    read_values,
-    run_id,
-    seed_input,
-    transactional_producer,
-)
 from eoslab.demos.transactions._lesson import TransactionLesson
-from eoslab.demos.transactions._protocols import JAVA_PRODUCER, PLAN, TwoClients, java_producer, two_protocols
+from eoslab.demos.transactions._protocols import PLAN, TwoClients, java_producer, two_protocols
 from eoslab.demos.transactions._scenarios import (
     Failover,
     Fenced,
@@ -43,7 +46,7 @@ from eoslab.demos.transactions._scenarios import (
     hung_transaction,
     kafka_error,
 )
-from eoslab.demos.transactions._step import Step, coordinator_state, producer_ids, wait_settled
+from eoslab.demos.transactions._step import Step, producer_ids
 from eoslab.demos.transactions._timeline import (
     LANES,
     marker_delays,

@@ -25,7 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from eoslab.demos.transactions._step import Step, producer_ids, wait_settled
+from eoslab.demos._clients import JAVA_PRODUCER, consumer, wait_settled
+from eoslab.demos.transactions._step import Step, producer_ids
 from eoslab.java_client import JavaProducer
 
 if TYPE_CHECKING:
@@ -34,11 +35,6 @@ if TYPE_CHECKING:
     from eoslab.demos.transactions._lesson import TransactionLesson
 
 PLAN = ("commit", "commit", "abort")
-JAVA_PRODUCER: dict[str, Any] = {
-    "linger.ms": 5,  # as the librdkafka producer's
-    "request.timeout.ms": 10000,  # as its socket.timeout.ms
-    "delivery.timeout.ms": 30000,  # as its message.timeout.ms (must be >= linger.ms + request.timeout.ms)
-}
 
 
 def java_producer(lesson: TransactionLesson, name: str, transactional_id: str) -> JavaProducer:
@@ -145,8 +141,6 @@ class TwoClients:
 
 def _librdkafka(lesson: TransactionLesson, tid: str, plan: tuple[str, ...]) -> None:
     from confluent_kafka import TopicPartition
-
-    from eoslab.demos.transactions._clients import consumer
 
     p = lesson.producer("librdkafka", transactional_id=tid)
     group = consumer(lesson.cluster, f"{lesson.group}-librdkafka", conf={"client.id": lesson.client("librdkafka-in")})

@@ -13,10 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from eoslab import inspect as ins
-from eoslab._wait import wait_until
+from eoslab.demos._clients import UNSETTLED, coordinator_state, wait_settled
 from eoslab.faults import Trace
-from eoslab.protocol import KafkaConnection
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,9 +49,6 @@ class LessonLike(Protocol):
     ) -> pd.DataFrame: ...
 
 
-SETTLE_WAIT = 30.0  # markers follow EndTxn in milliseconds; a coordinator failover takes ~5 s (session timeout)
-TRANSACTIONAL_ID_NOT_FOUND = 105
-UNSETTLED = ("PrepareCommit", "PrepareAbort", "PrepareEpochFence")
 STATE_COLUMNS = [
     "transactional_id",
     "offset",
@@ -79,24 +74,6 @@ DISK_COLUMNS = [
 ]
 
 
-def coordinator_state(cluster: Cluster, transactional_id: str, timeout: float = 5.0) -> str | None:
-    """The coordinator's current state of ``transactional_id`` (DescribeTransactions, API 65, in-process).
-
-    ``"Unknown"`` for an id no coordinator knows (TRANSACTIONAL_ID_NOT_FOUND, 105); ``None`` while no
-    coordinator answers for it (a failover, a partition still loading).
-    """
-    c = ins.coordinator(cluster, transactional_id)
-    if c.error is not None or not c.reported or c.reported < 0:
-        return None
-    node = cluster.topology.broker(c.reported)
-    with KafkaConnection(*node.direct_address(), client_id="eoslab-lesson", timeout=timeout) as conn:
-        resp = conn.request("DescribeTransactions", None, {"TransactionalIds": [transactional_id]})
-    state = resp["TransactionStates"][0]
-    if state["ErrorCode"] == TRANSACTIONAL_ID_NOT_FOUND:
-        return "Unknown"
-    return None if state["ErrorCode"] else str(state["TransactionState"])
-
-
 def producer_ids(rows: list[dict[str, Any]]) -> set[int]:
     """Every producer id in these trace rows: granted (InitProducerId, EndTxn v5 answers) or used (Produce)."""
     out: set[int] = set()
@@ -110,20 +87,6 @@ def producer_ids(rows: list[dict[str, Any]]) -> set[int]:
         if req.get("producer_id") is not None and req["producer_id"] >= 0:
             out.add(req["producer_id"])
     return out
-
-
-def wait_settled(cluster: Cluster, transactional_ids: list[str], timeout: float = SETTLE_WAIT) -> None:
-    """Until no id is between EndTxn and its last marker (Prepare*): then every marker is on disk."""
-
-    def settled() -> bool:
-        return all(coordinator_state(cluster, t) not in (*UNSETTLED, None) for t in transactional_ids)
-
-    wait_until(
-        settled,
-        timeout=timeout,
-        what=f"the coordinators to finish writing markers for {transactional_ids}",
-        hint="A transaction stays in PrepareCommit/PrepareAbort while a partition leader is unreachable.",
-    )
 
 
 @dataclass

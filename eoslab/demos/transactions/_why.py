@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from eoslab.demos.transactions._clients import read_values
+from eoslab.demos._clients import read_values
 from eoslab.errors import ClientError
 from eoslab.faults import ZombieProducer
 

@@ -1,4 +1,8 @@
-"""The course's transactional clients: librdkafka settings as data, every EOS line commented.
+"""The lesson clients, one home for every module's demos and checks: the transactional producer (librdkafka
+settings as data, every EOS line commented), the Java 4.4 producer's settings, the consumer with an explicit
+isolation level, the reads and waits the lessons share (what the log holds at an isolation level, the
+coordinators done writing markers), and the run ids. A module's own code imports these from here, never
+from another module's package.
 
 Every producer here goes through the fault proxy (so the trace sees it), logs
 through Python ``logging`` into its own :class:`~eoslab.inspect.ClientLog`
@@ -20,6 +24,7 @@ from eoslab import inspect as ins
 from eoslab._librdkafka import LESSONS
 from eoslab._wait import wait_until
 from eoslab.clients import write_all
+from eoslab.protocol import KafkaConnection
 
 if TYPE_CHECKING:
     from confluent_kafka import Consumer
@@ -50,6 +55,12 @@ READ_COMMITTED: dict[str, Any] = {
     "isolation.level": "read_committed",
     "auto.offset.reset": "earliest",
     "enable.auto.commit": False,  # offsets move only where the lesson commits them
+}
+
+JAVA_PRODUCER: dict[str, Any] = {  # the Java 4.4 producer's (eoslab.java_client), as close to TXN_PRODUCER as it goes
+    "linger.ms": 5,  # as the librdkafka producer's
+    "request.timeout.ms": 10000,  # as its socket.timeout.ms
+    "delivery.timeout.ms": 30000,  # as its message.timeout.ms (must be >= linger.ms + request.timeout.ms)
 }
 
 LOGGER = LESSONS.getChild("transactions")
@@ -192,3 +203,40 @@ def seed_input(cluster: Cluster, topic: str, values: list[str]) -> None:
     cluster.admin.create_topic(topic, replica_assignment=[[1, 2, 3]])
     p = Producer({"bootstrap.servers": cluster.bootstrap_servers(), "enable.idempotence": True, "logger": LOGGER})
     write_all(p, topic, (v.encode() for v in values), partition=0)
+
+
+SETTLE_WAIT = 30.0  # s: markers follow EndTxn in milliseconds; a coordinator failover takes ~5 s (session timeout)
+TRANSACTIONAL_ID_NOT_FOUND = 105
+UNSETTLED = ("PrepareCommit", "PrepareAbort", "PrepareEpochFence")
+
+
+def coordinator_state(cluster: Cluster, transactional_id: str, timeout: float = 5.0) -> str | None:
+    """The coordinator's current state of ``transactional_id`` (DescribeTransactions, API 65, in-process).
+
+    ``"Unknown"`` for an id no coordinator knows (TRANSACTIONAL_ID_NOT_FOUND, 105); ``None`` while no
+    coordinator answers for it (a failover, a partition still loading).
+    """
+    c = ins.coordinator(cluster, transactional_id)
+    if c.error is not None or not c.reported or c.reported < 0:
+        return None
+    node = cluster.topology.broker(c.reported)
+    with KafkaConnection(*node.direct_address(), client_id="eoslab-lesson", timeout=timeout) as conn:
+        resp = conn.request("DescribeTransactions", None, {"TransactionalIds": [transactional_id]})
+    state = resp["TransactionStates"][0]
+    if state["ErrorCode"] == TRANSACTIONAL_ID_NOT_FOUND:
+        return "Unknown"
+    return None if state["ErrorCode"] else str(state["TransactionState"])
+
+
+def wait_settled(cluster: Cluster, transactional_ids: list[str], timeout: float = SETTLE_WAIT) -> None:
+    """Until no id is between EndTxn and its last marker (Prepare*): then every marker is on disk."""
+
+    def settled() -> bool:
+        return all(coordinator_state(cluster, t) not in (*UNSETTLED, None) for t in transactional_ids)
+
+    wait_until(
+        settled,
+        timeout=timeout,
+        what=f"the coordinators to finish writing markers for {transactional_ids}",
+        hint="A transaction stays in PrepareCommit/PrepareAbort while a partition leader is unreachable.",
+    )
