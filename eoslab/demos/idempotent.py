@@ -43,6 +43,14 @@ class Delivery:
     def ok(self) -> bool:
         return self.error is None
 
+    def __str__(self) -> str:
+        """As examples/idempotent_producer.py prints a delivery report: ``demo[0]@2``, or the error."""
+        where = f"{self.topic}[{self.partition}]"
+        return f"{where}@{self.offset}" if self.ok else f"{where} FAILED: {self.error}"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))  # a cell's result reads as the sentence, repr() keeps the fields
+
 
 def producer(
     cluster: Cluster, client_id: str, *, idempotent: bool = True, debug: str = "eos", **conf: Any

@@ -67,6 +67,14 @@ class ClientEos:
             stats_time_ms=int(stats.get("time", 0)) * 1000,  # "time" is wall-clock seconds ("ts" is monotonic)
         )
 
+    def __str__(self) -> str:
+        """``producer id 3002, epoch 0 (idemp_state Assigned, txn_state Init)``: librdkafka's names for the states."""
+        pid = "no producer id yet" if self.producer_id < 0 else f"producer id {self.producer_id}"
+        return f"{pid}, epoch {self.producer_epoch} (idemp_state {self.idemp_state}, txn_state {self.txn_state})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))  # a cell's result reads as the sentence, repr() keeps the fields
+
 
 class ClientLog(logging.Handler):
     """Keeps the last librdkafka log lines of one client, so a cell can show or grep them."""
