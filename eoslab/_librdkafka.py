@@ -21,6 +21,11 @@ KIT = logging.getLogger("eoslab.librdkafka.kit")
 purpose, and librdkafka logs every refused connection at ERROR; that is noise, not news."""
 KIT.setLevel(logging.CRITICAL)
 
+EXPERIMENTS = logging.getLogger("eoslab.librdkafka.experiments")
+"""Clients of an experiment whose refusal IS the result (KIP-447's commit with stale group metadata): the broker's
+answer is read from the trace and shown in the experiment's table, so librdkafka's TXNERR for it is not news."""
+EXPERIMENTS.setLevel(logging.CRITICAL)
+
 BENCH = logging.getLogger("eoslab.librdkafka.bench")
 """Benchmark clients: errors show; warnings such as "Coordinator load in progress: retrying" are not figures."""
 BENCH.setLevel(logging.ERROR)

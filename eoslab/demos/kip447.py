@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
-from eoslab._librdkafka import LESSONS
+from eoslab._librdkafka import EXPERIMENTS, LESSONS
 from eoslab._wait import wait_until
 from eoslab.demos.pipeline import GROUP_PROTOCOLS, PipelineError, write_inputs
 from eoslab.faults import Proxy
@@ -111,8 +111,8 @@ def stale_metadata(cluster: Cluster, protocol: str = "classic") -> Rows[Attempt]
     bootstrap = cluster.bootstrap_servers(proxied=True)  # through the proxy: its trace is the evidence
     a = _consumer(bootstrap, group, f"{run}-a", protocol)
     b = _consumer(bootstrap, group, f"{run}-b", protocol)
-    producer = Producer(
-        {"bootstrap.servers": bootstrap, "transactional.id": f"{run}-a", "client.id": f"{run}-a", "logger": LESSONS}
+    producer = Producer(  # its TxnOffsetCommit is refused on purpose: the trace's answers are the result
+        {"bootstrap.servers": bootstrap, "transactional.id": f"{run}-a", "client.id": f"{run}-a", "logger": EXPERIMENTS}
     )
     try:
         a.subscribe([src])

@@ -135,6 +135,40 @@ def test_every_module_cell_shows_its_output_and_none_is_an_error(site: Path) -> 
         assert "backend:" in note.get_text()
 
 
+RAW_REPR = re.compile(r"\b[A-Z]\w*\(\w+=[^()]*, \w+=")
+"""A dataclass's repr (``Delivery(topic='demo', partition=0, ...)``): a kit object printed as Python sees it."""
+
+
+def _untidy(where: str, output: dict[str, Any]) -> str | None:
+    """What a learner should not meet in a cell's saved output: red text, a raw repr, a progress bar's frames."""
+    if output["output_type"] == "stream":
+        text = "".join(output["text"]) if isinstance(output["text"], list) else output["text"]
+        if output["name"] == "stderr":
+            return f"{where}: red text (stderr): {text.strip().splitlines()[0][:120]}"
+        if "\r" in text:
+            return f"{where}: a progress bar's frames kept as text"
+        if match := RAW_REPR.search(text):
+            return f"{where}: a raw repr printed: {match.group(0)}..."
+    if output["output_type"] in ("execute_result", "display_data"):
+        plain = output.get("data", {}).get("text/plain", "")
+        plain = "".join(plain) if isinstance(plain, list) else plain
+        if len(output.get("data", {})) == 1 and RAW_REPR.match(plain):
+            return f"{where}: a raw repr as the cell's result: {plain[:80]}..."
+    return None
+
+
+def test_the_modules_outputs_show_no_red_text_no_raw_repr_and_no_progress_frames(site: Path) -> None:
+    """The executed notebooks the site shows: librdkafka's log lines go to the kit's loggers (eoslab._librdkafka),
+    a kit object prints as a sentence, a progress bar redraws in place."""
+    untidy = []
+    for module in MODULES:
+        nb = json.loads((Path(os.environ[EXECUTED]) / "notebooks" / f"{module}.ipynb").read_text())
+        for cell in (c for c in nb["cells"] if c["cell_type"] == "code"):
+            found = (_untidy(f"{module} {cell.get('id')}", o) for o in cell.get("outputs", []))
+            untidy += [f for f in found if f]
+    assert untidy == []
+
+
 def test_deep_dives_fold_labs_have_no_solutions_and_nothing_names_this_machine(site: Path) -> None:
     from tools.site_build import machine_names
 
