@@ -99,11 +99,7 @@ class Fenced:
 
     def init_answers(self) -> list[tuple[str, str, int, int]]:
         """(client, error, producer id, epoch) of every InitProducerId answer in the step."""
-        return [
-            (r["client_id"], r["response"]["error"], r["response"]["producer_id"], r["response"]["producer_epoch"])
-            for r in self.step.trace
-            if r["api"] == "InitProducerId" and r.get("response")
-        ]
+        return self.step.init_answers()
 
 
 def fence_zombie(lesson: TransactionLesson, partition: int = 0) -> Fenced:

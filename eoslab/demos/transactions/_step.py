@@ -156,6 +156,14 @@ class Step:
         (``rd_kafka_txn_coord_timer_start``), so one can fall inside any step's window on a busy machine."""
         return Trace(r for r in self.trace if r["api"] in TXN_APIS)
 
+    def init_answers(self) -> list[tuple[str, str, int, int]]:
+        """(client, error, producer id, epoch) of every InitProducerId answer in the step, in the trace's order."""
+        return [
+            (r["client_id"], r["response"]["error"], r["response"]["producer_id"], r["response"]["producer_epoch"])
+            for r in self.trace
+            if r["api"] == "InitProducerId" and r.get("response")
+        ]
+
     def diagram(self, max_events: int = 120) -> str:
         """The step's trace as a Mermaid diagram, brokers labelled with their roles at the step's end."""
         return self.lesson.diagram(list(self.trace), max_events=max_events, roles=self.roles)
