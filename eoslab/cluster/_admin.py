@@ -59,6 +59,16 @@ class QuorumState:
     voters: tuple[int, ...]
     observers: tuple[int, ...]
 
+    def __str__(self) -> str:
+        """The quorum as `kafka-metadata-quorum describe --status` names its fields."""
+        return (
+            f"LeaderId {self.leader_id}, LeaderEpoch {self.leader_epoch}, HighWatermark {self.high_watermark}, "
+            f"CurrentVoters {list(self.voters)}, CurrentObservers {list(self.observers)}"
+        )
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))  # a cell's result reads like Kafka's tool, repr() keeps the fields
+
 
 def admin_client(bootstrap: str, timeout_ms: int = int(REQUEST * 1000)) -> AdminClient:
     conf: dict[str, Any] = {

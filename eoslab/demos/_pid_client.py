@@ -41,6 +41,19 @@ class Grant:
     elapsed_ms: float = 0.0
     at_ms: int = 0  # wall clock of the answer, to line grants up with the metadata log's records
 
+    def __str__(self) -> str:
+        """``broker 3 granted producer id 5000, epoch 0 after 2 refusals (COORDINATOR_LOAD_IN_PROGRESS) in 95 ms``."""
+        waited = (
+            f" after {len(self.refusals)} refusals ({', '.join(sorted(set(self.refusals)))})" if self.refusals else ""
+        )
+        return (
+            f"broker {self.broker} granted producer id {self.producer_id}, epoch {self.producer_epoch}{waited} "
+            f"in {self.elapsed_ms:.0f} ms"
+        )
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))  # a cell's result reads as the sentence, repr() keeps the fields
+
 
 @dataclass
 class PidClient:
