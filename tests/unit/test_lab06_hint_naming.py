@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from eoslab.grading import CheckFailed, lab06
+from eoslab.grading import CheckFailed, _heldout, lab06
 from eoslab.grading._lab06_figures import RIGHT
 
 ALL_KINDS = "every kind of sample is in"
@@ -34,8 +34,8 @@ def _check(decision: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     """Lab 06's judging of a function that computes ``decision``'s figures (RIGHT: the right ones; None: figures
     no decision gives):
     the failure's message (None: passed) and the runs judged, in order."""
-    monkeypatch.setattr(lab06._heldout, "heldout", lambda: (tmp_path / "held-out", 7))
-    monkeypatch.setattr(lab06._heldout, "load", lambda root: "held-out")
+    monkeypatch.setattr(_heldout, "heldout", lambda: (tmp_path / "held-out", 7))
+    monkeypatch.setattr(_heldout, "load", lambda root: "held-out")
     judged: list[str] = []
 
     def judge_one(base: Path, loaded: Any, where: str) -> None:

@@ -14,7 +14,9 @@ from tests.integration._produce import produce_all
 
 def _unreachable(**conf: object) -> Producer:
     """A producer whose bootstrap port nothing listens on: every record fails once ``message.timeout.ms`` ends."""
-    return Producer({"bootstrap.servers": f"127.0.0.1:{free_port()}", "message.timeout.ms": 300, "log_level": 0, **conf})
+    return Producer(
+        {"bootstrap.servers": f"127.0.0.1:{free_port()}", "message.timeout.ms": 300, "log_level": 0, **conf}
+    )
 
 
 def test_flush_returns_zero_for_records_that_failed() -> None:
