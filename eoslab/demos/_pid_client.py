@@ -43,9 +43,8 @@ class Grant:
 
     def __str__(self) -> str:
         """``broker 3 granted producer id 5000, epoch 0 after 2 refusals (COORDINATOR_LOAD_IN_PROGRESS) in 95 ms``."""
-        waited = (
-            f" after {len(self.refusals)} refusals ({', '.join(sorted(set(self.refusals)))})" if self.refusals else ""
-        )
+        n = len(self.refusals)
+        waited = f" after {n} refusal{'s' * (n != 1)} ({', '.join(sorted(set(self.refusals)))})" if n else ""
         return (
             f"broker {self.broker} granted producer id {self.producer_id}, epoch {self.producer_epoch}{waited} "
             f"in {self.elapsed_ms:.0f} ms"
