@@ -3,10 +3,10 @@
 The site is the one `make site` built (``$EOSLAB_SITE_DIR``) from the course run's executed notebooks
 (``$EOSLAB_EXECUTED_DIR``); `make site-test` runs this test on it. Every page loads without a script error; no
 internal link is broken (its page exists and so does its anchor); every code cell of a module shows the outputs
-its run left and none is an error, red text (stderr) or a kit object's raw repr; every image loads; module 03's page shows its sequence diagram (the kit's
-static SVG: no mermaid.js); each page names its run; deep dives are folded; the labs carry no solution; nothing
-names this machine's paths, user or host, and no page loads anything from another host. Screenshots go to
-test-artifacts/browser/site/.
+its run left and none is an error, red text (stderr) or a kit object's raw repr; every image loads; module 03's
+page shows its sequence diagram (the kit's static SVG: no mermaid.js); each page names its run; deep dives are
+folded; the labs carry no solution; nothing names this machine's paths, user or host, and no page loads anything
+from another host. Screenshots go to test-artifacts/browser/site/.
 """
 
 from __future__ import annotations
