@@ -1,8 +1,9 @@
 """Kafka clients for lessons: librdkafka settings as data, with a comment on every EOS-relevant line.
 
 librdkafka logs through Python ``logging`` here (logger ``eoslab.librdkafka``, at WARNING), so a
-retry it reports does not land in a notebook as red stderr text; turn it up with
-``logging.getLogger("eoslab.librdkafka").setLevel(logging.INFO)`` to see them.
+retry it reports does not land in a notebook as red stderr text: the lines are kept
+(``eoslab._librdkafka.KEPT.lines``); ``logging.getLogger("eoslab.librdkafka").addHandler(logging.StreamHandler())``
+prints them as they come.
 """
 
 from __future__ import annotations

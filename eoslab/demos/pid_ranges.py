@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
 from eoslab._heal import heal
+from eoslab._librdkafka import LESSONS
 from eoslab._timeouts import CLIENT_CALL
 from eoslab._wait import wait_until
 from eoslab.demos._pid_client import Grant as Grant  # re-exported: lab 02's checks and the notebook use it
@@ -317,7 +318,9 @@ def transactional_grants(cluster: Cluster, prefix: str, brokers: tuple[int, ...]
     confirmed = {c.key: c.reported for c in ins.coordinators(cluster, list(chosen.values()))}  # FindCoordinator
     rows = []
     for tid in chosen.values():
-        p = ins.ObservedProducer({"bootstrap.servers": cluster.bootstrap_servers(), "transactional.id": tid})
+        p = ins.ObservedProducer(
+            {"bootstrap.servers": cluster.bootstrap_servers(), "transactional.id": tid, "logger": LESSONS}
+        )
         p.init_transactions(CLIENT_CALL)
         pid = p.eos().producer_id
         owner = ins.block_of(pid, list(ins.producer_id_blocks(cluster)))  # read after init: it may be new

@@ -25,6 +25,7 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 from eoslab import _procs
+from eoslab._librdkafka import LESSONS
 from eoslab._paths import clients_dir
 from eoslab._timeouts import CLIENT_CALL, NODE_STOP
 from eoslab.demos.production._recorder import ProgramError, parse_die_at
@@ -165,7 +166,7 @@ def write_inputs(cluster: Cluster, topic: str, scenario: Scenario, history: Path
     from confluent_kafka import Producer
 
     tid = f"{topic}-writer"
-    p = Producer({"bootstrap.servers": cluster.bootstrap_servers(), "transactional.id": tid})
+    p = Producer({"bootstrap.servers": cluster.bootstrap_servers(), "transactional.id": tid, "logger": LESSONS})
     p.init_transactions(CLIENT_CALL)
     ends: dict[int, int] = {}
     half = scenario.inputs // 2
