@@ -139,13 +139,20 @@ RAW_REPR = re.compile(r"\b[A-Z]\w*\(\w+=[^()]*, \w+=")
 """A dataclass's repr (``Delivery(topic='demo', partition=0, ...)``): a kit object printed as Python sees it."""
 
 
+LEARNERS_CLIENT_LINE = re.compile(r"^%\d\|\d+\.\d+\|[A-Z_]+\|")
+"""librdkafka's own log line (``%3|1795964825.215|FAIL|rdkafka#producer-3| ...``): a client the cell's code made with
+no ``logger``, the learner's program speaking as it would on their machine. The kit's clients log through Python
+(``eoslab._librdkafka``), whose lines never look like this."""
+
+
 def _untidy(where: str, output: dict[str, Any]) -> str | None:
-    """What a learner should not meet in a cell's saved output: red text, a raw repr. (A progress bar's frames are
-    not kept: the run keeps what a carriage return left on its line, tests/executed_plugin.py.)"""
+    """What the kit should not leave in a cell's saved output: red text of its own, a raw repr. (A progress bar's
+    frames are not kept: the run keeps what a carriage return left on its line, tests/executed_plugin.py.)"""
     if output["output_type"] == "stream":
         text = "".join(output["text"]) if isinstance(output["text"], list) else output["text"]
         if output["name"] == "stderr":
-            return f"{where}: red text (stderr): {text.strip().splitlines()[0][:120]}"
+            kits = [line for line in text.splitlines() if line.strip() and not LEARNERS_CLIENT_LINE.match(line)]
+            return f"{where}: red text (stderr): {kits[0][:120]}" if kits else None
         if match := RAW_REPR.search(text):
             return f"{where}: a raw repr printed: {match.group(0)}..."
     if output["output_type"] in ("execute_result", "display_data"):
