@@ -8,6 +8,7 @@ itself, in :mod:`eoslab.cluster._admin`, the same way for both backends.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -82,7 +83,12 @@ class Backend(Protocol):
     def stop(self, node: Node, timeout: float = NODE_STOP) -> None:
         """SIGTERM: a clean, controlled shutdown (SIGKILL after ``timeout``)."""
 
-    def start(self, node: Node) -> None: ...
+    def start(self, node: Node, properties: Mapping[str, str] | None = None) -> None:
+        """Start a stopped node. ``properties``: settings on top of the topology's, kept until a start with
+        ``{}`` or a ``down`` (None: as the node was last started)."""
+
+    def overrides(self, node: Node) -> dict[str, str]:
+        """The settings the node runs with on top of the topology's (empty: none)."""
 
     def pause(self, node: Node) -> None:
         """SIGSTOP: alive but silent, like a long GC pause or a frozen VM."""

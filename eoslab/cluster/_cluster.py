@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from eoslab._java import first_error_line
 from eoslab._timeouts import (
@@ -155,6 +155,11 @@ class Cluster(PartitionWaits):
         """
         deadline = time.monotonic() + timeout
         stopped = []
+        for node in self.topology.nodes:  # a node restarted with other settings (reconfigure) gets the topology's
+            if self.backend.overrides(node):
+                self.backend.stop(node)
+                self.backend.start(node, {})
+                stopped.append(node)
         for status in self.status():
             if status.state == "paused":
                 self.backend.resume(self.topology.node(status.name))
@@ -195,6 +200,22 @@ class Cluster(PartitionWaits):
         self.backend.start(node)
         if wait:
             self.wait_serving(node, timeout)
+        return node
+
+    def reconfigure(self, name: str | Node, properties: Mapping[str, str], timeout: float = HEAL) -> Node:
+        """Restart a node with ``properties`` on top of the topology's, for settings a running broker reads only
+        at start; :meth:`restore` (``eoslab heal``) restarts it with the topology's again.
+
+        A clean stop (SIGTERM: the broker hands its leaderships over), the start, full ISRs, then the preferred
+        leaders elected, so the node leads (and coordinates) what it led before. Raises ClusterError.
+        """
+        node = self._op_node(name)
+        deadline = time.monotonic() + timeout
+        self.backend.stop(node)
+        self.backend.start(node, dict(properties))
+        self.wait_serving(node, timeout=timeout)
+        self.wait_full_isr(max(1.0, deadline - time.monotonic()))
+        self.admin.elect_preferred_leaders()
         return node
 
     def pause(self, name: str | Node) -> Node:

@@ -23,16 +23,24 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from eoslab._compose import CONTAINER_DATA_DIR, CONTAINER_TOOL_ENV, IMAGE_VARIABLE, compose_project, render_compose
+from eoslab._compose import (
+    CONTAINER_DATA_DIR,
+    CONTAINER_TOOL_ENV,
+    IMAGE_VARIABLE,
+    compose_project,
+    env_name,
+    render_compose,
+)
 from eoslab._image import kafka_image
 from eoslab._paths import data_dir, project_root
 from eoslab._timeouts import NODE_STOP, TOOL
+from eoslab.cluster import _overrides
 from eoslab.cluster._backend import TOOLS, NodeStatus
 from eoslab.cluster._docker_checks import check_image, check_ports, docker_available, exited_reason
 from eoslab.cluster._startup import PhaseHook
@@ -192,9 +200,23 @@ class DockerBackend:
             self._on_down()
         else:
             self._compose("down", "--timeout", str(int(timeout)))
+        self._forget_overrides()  # the containers are gone: the next `up` creates them as the compose file says
 
     def reset(self) -> None:
         self._compose("down", "--volumes", "--timeout", str(int(NODE_STOP)))
+        self._forget_overrides()
+
+    def _overrides_file(self, node: Node) -> Path:
+        """A compose file (JSON is YAML) that adds the node's settings to its service's environment."""
+        return data_dir() / "overrides" / f"{compose_project(self.topology)}-{node.name}.json"
+
+    def overrides(self, node: Node) -> dict[str, str]:
+        return _overrides.read(self._overrides_file(node).with_suffix(".properties.json"))
+
+    def _forget_overrides(self) -> None:
+        for node in self.topology.nodes:
+            self._overrides_file(node).unlink(missing_ok=True)
+            self._overrides_file(node).with_suffix(".properties.json").unlink(missing_ok=True)
 
     def _containers(self) -> dict[str, dict[str, Any]]:
         """This cluster's containers by node name: ``State`` (running, paused, exited, ...), ``ID`` and the engine's
@@ -253,8 +275,29 @@ class DockerBackend:
     def stop(self, node: Node, timeout: float = NODE_STOP) -> None:
         self._compose("stop", "--timeout", str(int(timeout)), node.name)
 
-    def start(self, node: Node) -> None:
-        self._compose("start", node.name)
+    def start(self, node: Node, properties: Mapping[str, str] | None = None) -> None:
+        """Start the node's container; with ``properties`` (``{}``: none), create it anew with those settings on top
+        of the compose file's (its data volume kept): ``docker compose up --no-deps --force-recreate``."""
+        if properties is None:
+            self._compose("start", node.name)
+            return
+        extra = self._overrides_file(node)
+        _overrides.write(extra.with_suffix(".properties.json"), properties)
+        files: list[str] = []
+        if properties:
+            env = {env_name(k): str(v) for k, v in properties.items()}
+            extra.write_text(json.dumps({"services": {node.name: {"environment": env}}}, indent=1) + "\n")
+            files = ["-f", str(extra)]
+        else:
+            extra.unlink(missing_ok=True)
+        wait = ["--wait", "--wait-timeout", str(UP_WAIT)] if node.is_broker else []
+        proc = self._run(
+            [*self._base(), *files, "up", "--detach", "--no-deps", "--force-recreate", *wait, node.name],
+            COMPOSE_TIMEOUT,
+        )
+        if proc.returncode != 0:
+            last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise ClusterError(f"`docker compose up {node.name}` with other settings failed: {last}")
 
     def pause(self, node: Node) -> None:
         # runc freezes the container's cgroup and gives up ("unable to freeze") when a process does not

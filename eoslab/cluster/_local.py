@@ -9,6 +9,7 @@ Everything a learner may want to look at is under one folder
         server.properties         rendered from eoslab.topology
         controller-1.log          the JVM's stdout+stderr (log4j2, quiet)
         pid
+        overrides.json            settings on top of the topology's (Cluster.reconfigure), until a restore
         data/                     log.dirs: meta.properties, __cluster_metadata-0/ ...
       broker-1/ ...               data/ holds demo-0/, __transaction_state-*/ ...
 
@@ -24,6 +25,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -34,6 +36,7 @@ from eoslab._java import first_error_line
 from eoslab._paths import PACKAGE_DIR, data_dir
 from eoslab._timeouts import NODE_STOP, READY, TOOL
 from eoslab._wait import wait_until
+from eoslab.cluster import _overrides
 from eoslab.cluster._backend import TOOLS, NodeStatus
 from eoslab.cluster._startup import PhaseHook, marker_line
 from eoslab.errors import ClusterNotRunning, ClusterStartError, DataDirError, PartitionFolderMissing
@@ -83,6 +86,12 @@ class LocalBackend:
 
     def _props_file(self, node: Node) -> Path:
         return self.node_dir(node) / "server.properties"
+
+    def _overrides_file(self, node: Node) -> Path:
+        return self.node_dir(node) / "overrides.json"
+
+    def overrides(self, node: Node) -> dict[str, str]:
+        return _overrides.read(self._overrides_file(node))
 
     # -- JVM argument files (written once per up; short, readable `ps` lines) --
     def _argfiles(self) -> tuple[Path, Path]:
@@ -155,9 +164,8 @@ class LocalBackend:
             data = self.host_data_path(node)
             meta = data / "meta.properties"
             self.node_dir(node).mkdir(parents=True, exist_ok=True)
-            self._props_file(node).write_text(
-                render_properties(node_properties(self.topology, node, data_dir=str(data)))
-            )
+            props = node_properties(self.topology, node, data_dir=str(data)) | self.overrides(node)
+            self._props_file(node).write_text(render_properties(props))
             if meta.is_file():
                 lines = meta.read_text().splitlines()
                 props = dict(ln.split("=", 1) for ln in lines if "=" in ln and not ln.startswith("#"))
@@ -211,12 +219,14 @@ class LocalBackend:
             self._spawn(node)
         mark("spawned")
 
-    def start(self, node: Node) -> None:
+    def start(self, node: Node, properties: Mapping[str, str] | None = None) -> None:
         proc = self._process(node)
         if proc is not None:
             if self._state(proc) == "paused":
                 self.resume(node)
             return
+        if properties is not None:
+            _overrides.write(self._overrides_file(node), properties)
         _java.java_executable()
         todo = self._check_data([node])
         _ports.check_free(node.ports, owner=node.name)
@@ -296,6 +306,8 @@ class LocalBackend:
         # Brokers first, while the controllers can still move leadership (controlled shutdown).
         self._terminate(list(self.topology.brokers), timeout)
         self._terminate(list(self.topology.controllers), timeout)
+        for node in self.topology.nodes:  # the next `up` starts every node as the topology says (as docker's does)
+            self._overrides_file(node).unlink(missing_ok=True)
 
     def reset(self) -> None:
         self.down()

@@ -13,6 +13,7 @@ and the causes it names::
 """
 
 from eoslab.demos.production._cases import MISTAKES, RIGHT, Mistake, program
+from eoslab.demos.production._expiry import SHORT_EXPIRY, shorten_expiry, wait_forgotten
 from eoslab.demos.production._recorder import ProgramError, RecordingConsumer, RecordingProducer, parse_die_at
 from eoslab.demos.production._run import (
     CHILD_MODULE,
@@ -37,12 +38,15 @@ __all__ = [
     "RIGHT",
     "RecordingConsumer",
     "RecordingProducer",
+    "SHORT_EXPIRY",
     "Scenario",
     "end_programs",
     "origins",
     "parse_die_at",
     "program",
     "run_program",
+    "shorten_expiry",
+    "wait_forgotten",
     "write_inputs",
     "write_program",
     "write_source",
