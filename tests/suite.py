@@ -6,7 +6,8 @@ With no tier named it runs all four, fastest feedback first, and stops at the fi
 the run's). PYTEST_ARGS that name files or tests run those instead of the whole suite, within the tiers named
 (`make test-cluster PYTEST_ARGS=tests/integration/test_cluster.py`). Environment: TEST_WORKERS (2: the system tier's
 xdist workers), CLUSTER_WORKERS (3), COURSE_WORKERS (3; 0: one process), EOSLAB_COURSE_BACKEND (docker: the course
-tier's clusters; local for a quick run), EOSLAB_BROKER_JIT (c1).
+tier's clusters; local for a quick run), EOSLAB_BROKER_JIT and EOSLAB_SPARK_JIT (c1: the suite's brokers and Spark
+drivers stop at the C1 compiler; a learner's keep C2).
 
 - Ports: every cluster of the suite sits at a base offset chosen free here (tests/suite_ports.py), never offset 0
   nor the shell's ``EOSLAB_PORT_OFFSET``, where a learner's cluster runs (``make lab``). A learner's running
@@ -111,6 +112,10 @@ class Suite:
             "EOSLAB_PORT_OFFSET": str(base),
             "EOSLAB_DATA": str(runs / "kafka-data"),
             "EOSLAB_BROKER_JIT": os.environ.get("EOSLAB_BROKER_JIT") or "c1",
+            # Spark's driver JVM at C1 (eoslab/analysis/_session.py): the suite's Spark jobs are seconds long, and C2's
+            # compiles cost more CPU than they save there (test_analysis_runs.py, its process tree: 111 and 114 CPU-s
+            # at C1, 128 and 155 at C2).
+            "EOSLAB_SPARK_JIT": os.environ.get("EOSLAB_SPARK_JIT") or "c1",
             # The Docker engine this run's `docker.sh ensure` starts is recorded here and only here, so `stop` ends
             # this run's engine and never one another run started (a suite run inside a test, a learner's).
             "EOSLAB_DOCKER_STATE": str(runs / "dockerd.state"),
