@@ -13,9 +13,11 @@ learner who opens the course while ``make test`` runs meets no cluster of the su
 projects have no container or volume here (a stopped docker cluster keeps its volumes: the suite's start from
 empty volumes must never delete someone's).
 
-The candidates are the offsets 50, 150, ... 950: the cluster's ports mod 100 are 91-93 and 0-3, so a window
-shifted by 50 (mod 100) shares no port with any window at a multiple of 100 (a learner's at 0 or +1000, the
-unit tier's scans for a free block at multiples of 100). Every planned port stays below 32768, where Linux
+The candidates are the offsets 50, 150, ... 2050, the last whose plan stays below 32768 (twenty-one: a suite
+run inside a test, test_beside_a_learner.py, finds most of them held by the outer run's clusters). The cluster's
+ports mod 100 are 91-93 and 0-3, so a window shifted by 50 (mod 100) shares no port with any window at a multiple
+of 100 (a learner's at 0 or +1000, the unit tier's scans for a free block at multiples of 100). Every planned port
+stays below 32768, where Linux
 starts handing out ports to outgoing connections (``ip_local_port_range``): a broker restarted on a port
 the system has just lent to a client connection could not bind it.
 """
@@ -32,7 +34,7 @@ from tests.worker_clusters import WORKER_OFFSET_STEP as WORKER_STEP
 
 LEARNER_OFFSET = 0
 """Where ``make lab`` and the committed docker-compose.yml put a learner's cluster."""
-CANDIDATES = tuple(range(50, 1000, 100))
+CANDIDATES = tuple(range(50, 2100, 100))
 DOCKER_STEP = 500
 """The course tier's docker clusters and the system tier's docker test cluster: +500 from their tier's base."""
 SPARE_STEP = 750

@@ -42,7 +42,7 @@ def test_a_learner_elsewhere_moves_the_suite_off_their_ports_and_none_free_is_on
         suite_ports.choose_base(free=lambda p: False, projects=set())
     said = str(stop.value)
     assert said.startswith("make test: no free block of ports") and said.endswith("then run it again.")
-    assert "\n" not in said and "+950: port" in said
+    assert "\n" not in said and "+950: port" in said and "+2050: port" in said
 
 
 def test_the_learners_offset_is_their_shells() -> None:
