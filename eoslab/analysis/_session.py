@@ -76,6 +76,10 @@ def spark_session(master: str | None = None, *, kafka: bool = True, app: str = "
         .config("spark.ui.enabled", "false")  # no web UI on a learner's laptop
         .config("spark.ui.showConsoleProgress", "false")  # no [Stage 3:>] bars in notebook cells
         .config("spark.sql.shuffle.partitions", "2")  # default 200: 200 tiny tasks per groupBy on 2 cores
+        # Adaptive query execution re-plans a query between its stages (skewed joins, coalescing partitions): nothing
+        # to gain on a course's thousands of rows in 2 partitions, and its extra planning and jobs cost time
+        # (tests/unit/test_analysis_runs.py: 88-92 s without it, 113-116 s with it, on this kit's 2-core machine).
+        .config("spark.sql.adaptive.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "1g")
         .config("spark.local.dir", str(scratch))

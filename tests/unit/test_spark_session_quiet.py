@@ -22,6 +22,7 @@ spark = spark_session(kafka=False)
 print(spark.range(5).count())
 flags = spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
 print("JIT", "-XX:TieredStopAtLevel=1" in list(flags))
+print("AQE", spark.conf.get("spark.sql.adaptive.enabled"))
 scratch = Path(os.environ["TMPDIR"], f"eoslab-spark-{os.getpid()}")
 assert any(scratch.glob("spark-*")), sorted(scratch.iterdir())  # Spark's own folder is in the scratch folder
 spark.stop()
@@ -38,7 +39,7 @@ def _session(folder: Path) -> _early.Child:
 def test_a_session_prints_its_result_and_no_jvm_warning(early_child: _early.Started) -> None:
     done = early_child.result()
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["5", "JIT", "True"]  # the count, and the driver JVM started at C1
+    assert done.stdout.split() == ["5", "JIT", "True", "AQE", "false"]  # the count; C1; no adaptive re-planning
     left = sorted(p.name for p in early_child.folder.iterdir())  # the child's TMPDIR: its scratch deleted at exit
     assert not [name for name in left if name.startswith(("spark-", "blockmgr-", "eoslab-spark-"))], left
     # the JVM itself says this (Spark 4 adds --add-modules jdk.incubator.vector); no log4j setting reaches it
