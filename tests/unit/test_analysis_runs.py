@@ -150,7 +150,7 @@ def test_the_sentences_follow_the_data(spark, tmp_path):
     assert k > laptop_rounds(noisy) and f"it would take about {k} rounds" in n and "--rounds" not in n
     assert "beyond this machine's resolution" in n
     cmp = A.compare(quiet.modes)
-    assert cmp.set_index("published").loc["+3 %", "agrees"] == True  # noqa: E712
+    assert cmp.set_index("published").loc["+3 %", "inside our interval"] == True  # noqa: E712
     report = A.report_text(quiet)
     assert "median over rounds [95 % bootstrap interval over rounds]" in report and "takeaways:" in report
 
