@@ -17,9 +17,8 @@ The candidates are the offsets 50, 150, ... 2050, the last whose plan stays belo
 run inside a test, test_beside_a_learner.py, finds most of them held by the outer run's clusters). The cluster's
 ports mod 100 are 91-93 and 0-3, so a window shifted by 50 (mod 100) shares no port with any window at a multiple
 of 100 (a learner's at 0 or +1000, the unit tier's scans for a free block at multiples of 100). Every planned port
-stays below 32768, where Linux
-starts handing out ports to outgoing connections (``ip_local_port_range``): a broker restarted on a port
-the system has just lent to a client connection could not bind it.
+stays below 32768, where Linux starts handing out ports to outgoing connections (``ip_local_port_range``): a
+broker restarted on a port the system has just lent to a client connection could not bind it.
 """
 
 from __future__ import annotations

@@ -87,10 +87,10 @@ def compare(overheads: pd.DataFrame, e2e: pd.DataFrame | None = None) -> pd.Data
         if p.value is not None:
             r = by.get(p.mode)
             if r is None:
-                ours, agrees, how = "not measured", None, ""
+                ours, inside, how = "not measured", None, ""
             else:
                 lo, hi = r.get("lo"), r.get("hi")
-                agrees, how = _verdict(p.value, lo, hi, p.other_baseline)
+                inside, how = _verdict(p.value, lo, hi, p.other_baseline)
                 span = "" if lo is None or pd.isna(lo) else f" [{percent(lo)}, {percent(hi)}]"
                 ours = f"{percent(r['median'])}{span}"
             rows.append(
@@ -98,7 +98,7 @@ def compare(overheads: pd.DataFrame, e2e: pd.DataFrame | None = None) -> pd.Data
                     "claim": p.claim,
                     "published": percent(p.value, 0),
                     "ours (95 % interval)": ours,
-                    "inside our interval": agrees,
+                    "inside our interval": inside,
                     "verdict": how,
                     "source": p.source,
                     "why they may differ": p.why_differ,
