@@ -60,7 +60,7 @@ def fault_matrix(df: DataFrame) -> pd.DataFrame:
     with none, in the course's order of faults (Spark aggregates, pandas orders and shows)."""
     from pyspark.sql import functions as F
 
-    from eoslab.demos import FAULTS
+    from eoslab.demos.pipeline import FAULTS
 
     agg = df.groupBy("fault", "kind", "group_protocol").agg(
         F.count("*").alias("runs"),

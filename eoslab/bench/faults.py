@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from eoslab.demos import FAULTS, KINDS, CellResult, run_cell
+from eoslab.demos.pipeline import FAULTS, KINDS, CellResult, run_cell
 from eoslab.errors import EoslabError
 from eoslab.runs import fault_run_folders, fingerprint, new_run_id, runs_dir, write_faults_run
 

@@ -91,7 +91,7 @@ Chosen = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 def _faults_chosen(args: argparse.Namespace) -> Chosen | None:
     """The faults, processors and KIP-848 faults the options name, or None (said on stderr) when one is unknown."""
     from eoslab.bench.faults import KIP848_FAULTS
-    from eoslab.demos import FAULTS, KINDS
+    from eoslab.demos.pipeline import FAULTS, KINDS
 
     faults = tuple(args.faults.split(",")) if args.faults else FAULTS
     kinds = tuple(args.kinds.split(",")) if args.kinds else KINDS

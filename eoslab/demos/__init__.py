@@ -3,7 +3,8 @@
 Most flows are modules (``eoslab.demos.idempotent``, ``eoslab.demos.pid_ranges``) or packages
 (``eoslab.demos.transactions``, ``eoslab.demos.read_committed``, ``eoslab.demos.pipeline``). Exported here: the
 lesson clients (``eoslab.demos._clients``: producers, consumers, reads, run ids, one home for every module, so no
-module imports another's), and module 05's fault matrix cell runner, which grading and bench both call.
+module imports another's). Module 05's fault matrix (``eoslab.demos.pipeline``) is imported from its own package,
+so a kernel that never runs it never loads it.
 """
 
 from eoslab.demos._clients import (
@@ -20,13 +21,9 @@ from eoslab.demos._clients import (
     transactional_producer,
     wait_settled,
 )
-from eoslab.demos.pipeline import FAULTS, KINDS, CellResult, run_cell
 
 __all__ = [
-    "CellResult",
-    "FAULTS",
     "JAVA_PRODUCER",
-    "KINDS",
     "READ_COMMITTED",
     "TXN_PRODUCER",
     "TxnProducer",
@@ -34,7 +31,6 @@ __all__ = [
     "consumer",
     "coordinator_state",
     "read_values",
-    "run_cell",
     "run_id",
     "seed_input",
     "transactional_producer",

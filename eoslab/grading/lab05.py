@@ -102,7 +102,7 @@ def _plain_commits(histories: list[Path]) -> int:
 def commit_timeout(cluster: Cluster, loop: str, folder: Path) -> cells.Outcome:
     """The fault matrix's ``drop_endtxn_response`` cell with the learner's loop: EndTxn's answer is lost,
     commit_transaction times out, and only retrying it is right."""
-    from eoslab.demos import run_cell
+    from eoslab.demos.pipeline import run_cell
 
     try:
         res = run_cell(cluster, "drop_endtxn_response", records=random.randint(80, 110), run_dir=folder, loop=loop)

@@ -21,8 +21,7 @@ import pandas as pd
 import pytest
 
 from eoslab.bench.faults import KIP848_FAULTS, plan
-from eoslab.demos import FAULTS
-from eoslab.demos.pipeline import EXIT_FATAL, MIN_RECORDS
+from eoslab.demos.pipeline import EXIT_FATAL, FAULTS, MIN_RECORDS
 from eoslab.runs import FAULT_COLUMNS, read_faults
 
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive]

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from eoslab.bench.faults import KIP848_FAULTS, SHOWN, estimate_s, matrix_frame, matrix_text, plan
-from eoslab.demos import FAULTS, KINDS, CellResult
-from eoslab.demos.pipeline import TRIGGERS, VICTIM, PipelineError, key_led_by
+from eoslab.demos.pipeline import FAULTS, KINDS, TRIGGERS, VICTIM, CellResult, PipelineError, key_led_by
 from eoslab.history import ANOMALIES, Cases, Verdict
 from eoslab.inspect import coordinator_partition
 from eoslab.runs import FAULT_COLUMNS, RunsFormatError, fault_run_folders, read_faults, run_folders, write_faults_run
