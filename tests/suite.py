@@ -40,6 +40,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import psutil
+
 from tests import learner_guard, suite_ports
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,6 +100,13 @@ def _clusters(env: dict[str, str], workers: int, command: str) -> Iterator[bool]
         )
 
 
+def machine_busy() -> float:
+    """The machine's busy CPU-seconds since boot, all cores (psutil.cpu_times: user, nice, system, irq, softirq,
+    steal): a tier's difference is what every process of the machine spent in it, daemons and containers too."""
+    t = psutil.cpu_times()
+    return sum(getattr(t, f, 0.0) for f in ("user", "nice", "system", "irq", "softirq", "steal"))
+
+
 class Suite:
     """One `make test` run: the base offset, the runs folder, the environment every tier inherits."""
 
@@ -122,12 +131,21 @@ class Suite:
         }
         self.lab_image: subprocess.Popen[bytes] | None = None
         self.seconds: dict[str, float] = {}
+        self.busy: dict[str, float] = {}
+        """Per tier, the machine's busy CPU-seconds (every process: the tier's clusters and containers too)."""
 
     def tier(self, name: str, env: dict[str, str], workers: int = 0, plugins: Sequence[str] = ()) -> int:
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), machine_busy()
         rc = _run([*pytest_argv(name, workers, self.extra), *plugins], env)
-        self.seconds[name] = time.monotonic() - t0
+        self.seconds[name], self.busy[name] = time.monotonic() - t0, machine_busy() - cpu0
         return rc
+
+    def report(self) -> str:
+        """`make test`'s last line: each tier's minutes, and how many of the machine's cores it kept busy."""
+        return "make test: " + ", ".join(
+            f"{t} {s / 60:.1f} min" + (f" ({self.busy[t] / s:.1f} cores busy)" if t in self.busy and s else "")
+            for t, s in self.seconds.items()
+        )
 
     def unit(self) -> int:
         return self.tier("unit", self.env)
@@ -167,10 +185,10 @@ class Suite:
 
     def site(self) -> int:
         """The course as a website from the notebooks the course tier ran, and the site in Chromium."""
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), machine_busy()
         site = ["make", "--no-print-directory", "site-test", f"SITE_EXECUTED={self.runs / 'executed'}"]
         rc = _run([*site, f"SITE_OUT={self.runs / 'site'}", "PYTEST_ARGS="], self.env)
-        self.seconds["site"] = time.monotonic() - t0
+        self.seconds["site"], self.busy["site"] = time.monotonic() - t0, machine_busy() - cpu0
         return rc
 
     def system(self) -> int:
@@ -233,7 +251,7 @@ def main(argv: Sequence[str]) -> int:
         else:  # the clusters' data goes; the measured runs stay for the next run
             for data in suite.runs.glob("kafka-data*"):
                 shutil.rmtree(data, ignore_errors=True)
-        print("make test: " + ", ".join(f"{t} {s / 60:.1f} min" for t, s in suite.seconds.items()))
+        print(suite.report())
     if before is not None and (
         changed := learner_guard.changes(before, learner_guard.snapshot(offset, data), added=False)
     ):

@@ -1,13 +1,17 @@
-"""Where a tier's wall time goes on its pytest-xdist workers, printed at the end of the tier.
+"""Where a tier's time goes, printed at the end of the tier: per pytest-xdist worker, and per test file.
 
 Each worker times its items (setup, call and teardown of each) and hands the sums to the controller at its
 end (xdist's ``workeroutput``). The controller prints, per worker: the items it ran, the seconds it was busy,
 and when it finished after the session started — so an idle tail (one worker done long before the other)
-is seen in CI's log, not guessed. Loaded by the root conftest.py; silent without xdist.
+is seen in CI's log, not guessed. Per test file it prints the files that took the most CPU: the worker's own
+CPU-seconds and those of the processes it started and reaped during the item (kernels, `eoslab` commands,
+Spark's driver, a Kafka CLI tool's JVM) — ``os.times()``, one system call per item. A cluster the tier shares,
+or a container's processes, are not the item's children and are not counted. Loaded by the root conftest.py.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Generator
 from typing import Any
@@ -17,19 +21,32 @@ import pytest
 _T0 = time.time()
 _BUSY: list[float] = []
 _NODES: dict[str, dict[str, float]] = {}
+_FILES: dict[str, list[float]] = {}
+"""Per test file: [wall seconds, CPU-seconds, items] of this process's items (a worker's, or the session's)."""
+TOP_FILES = 12
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, None]:
-    start = time.monotonic()
+    start, cpu = time.monotonic(), _cpu()
     yield
-    _BUSY.append(time.monotonic() - start)
+    wall = time.monotonic() - start
+    _BUSY.append(wall)
+    row = _FILES.setdefault(item.nodeid.split("::")[0], [0.0, 0.0, 0.0])
+    row[0], row[1], row[2] = row[0] + wall, row[1] + _cpu() - cpu, row[2] + 1
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     output = getattr(session.config, "workeroutput", None)  # set on an xdist worker only
     if output is not None:
         output["timeline"] = {"items": len(_BUSY), "busy": sum(_BUSY), "end": time.time()}
+        output["files"] = dict(_FILES)
+        _FILES.clear()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -37,6 +54,9 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     out = getattr(node, "workeroutput", None) or {}
     if "timeline" in out:
         _NODES[node.gateway.id] = out["timeline"]
+    for name, (wall, cpu, n) in out.get("files", {}).items():
+        row = _FILES.setdefault(name, [0.0, 0.0, 0.0])
+        row[0], row[1], row[2] = row[0] + wall, row[1] + cpu, row[2] + n
 
 
 def summary(nodes: dict[str, dict[str, float]], t0: float) -> list[str]:
@@ -55,9 +75,29 @@ def summary(nodes: dict[str, dict[str, float]], t0: float) -> list[str]:
     return lines
 
 
+def by_file(files: dict[str, list[float]], top: int = TOP_FILES) -> list[str]:
+    """The ``top`` files by CPU-seconds, one line each, then the rest summed; [] without items."""
+    if not files:
+        return []
+    rows = sorted(files.items(), key=lambda kv: -kv[1][1])
+    lines = [f"{cpu:7.0f} CPU-s {wall:7.0f} s wall {int(n):5d} items  {name}" for name, (wall, cpu, n) in rows[:top]]
+    rest = rows[top:]
+    if rest:
+        wall, cpu, n = (sum(r[1][i] for r in rest) for i in range(3))
+        lines.append(f"{cpu:7.0f} CPU-s {wall:7.0f} s wall {int(n):5d} items  the other {len(rest)} files")
+    total = sum(r[1][1] for r in rows)
+    lines.append(f"{total:7.0f} CPU-s in all (the items' processes and what they started and reaped)")
+    return lines
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     lines = summary(_NODES, _T0)
     if lines:
         terminalreporter.write_sep("-", "where this tier's time went, per xdist worker")
         for line in lines:
+            terminalreporter.write_line(line)
+    files = by_file(_FILES)
+    if files and len(_FILES) > 1:
+        terminalreporter.write_sep("-", "where this tier's CPU went, per test file")
+        for line in files:
             terminalreporter.write_line(line)

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Collection
 from pathlib import Path
 from types import ModuleType
@@ -336,6 +337,31 @@ def test_the_timeline_names_each_workers_busy_time_and_its_idle_tail() -> None:
     assert summary({}, 0.0) == []
 
 
+def test_the_cpu_by_file_names_the_largest_first_and_sums_the_rest() -> None:
+    from tests.timeline_plugin import by_file
+
+    files = {"a.py": [10.0, 2.0, 3.0], "b.ipynb": [100.0, 90.0, 1.0], "c.py": [5.0, 40.0, 2.0]}
+    assert by_file(files, top=2) == [
+        "     90 CPU-s     100 s wall     1 items  b.ipynb",
+        "     40 CPU-s       5 s wall     2 items  c.py",
+        "      2 CPU-s      10 s wall     3 items  the other 1 files",
+        "    132 CPU-s in all (the items' processes and what they started and reaped)",
+    ]
+    assert by_file({}) == []
+
+
+def test_an_items_cpu_holds_the_children_it_started_and_reaped() -> None:
+    import subprocess
+    import sys
+
+    from tests.timeline_plugin import _cpu
+
+    before = _cpu()
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    subprocess.run([sys.executable, "-c", burn], check=True)
+    assert _cpu() - before >= 0.3  # the child's 0.3 CPU-s are counted once it is reaped
+
+
 def test_a_worker_takes_the_longest_scope_it_may_take_and_the_last_ones_only_at_the_end() -> None:
     seconds = {"a.py": 5.0, "b.ipynb": 120.0, "c.py": 40.0, "tests/integration/test_lifecycle.py": 300.0}
     queue = ["a.py", "tests/integration/test_lifecycle.py", "c.py", "b.ipynb", "new.py"]
@@ -438,3 +464,16 @@ def test_an_item_that_may_measure_a_shared_run_gets_its_guard_plus_the_measureme
     unguarded = _Item("tests/integration/test_fault_matrix.py::test_x", ("fault_run",))
     guard(_Config(ini="0"), [unguarded], "quick")  # type: ignore[arg-type]
     assert unguarded.get_closest_marker("timeout") is None  # `timeout = 0` (no guard) stays no guard
+
+
+def test_the_last_line_gives_each_tiers_minutes_and_the_cores_it_kept_busy(tmp_path: Path) -> None:
+    from tests.suite import Suite, machine_busy
+
+    run = Suite(50, tmp_path, [])
+    run.seconds, run.busy = {"unit": 300.0, "site": 60.0}, {"unit": 480.0}
+    assert run.report() == "make test: unit 5.0 min (1.6 cores busy), site 1.0 min"
+    before = machine_busy()
+    t = time.process_time()
+    while time.process_time() - t < 0.2:
+        pass
+    assert machine_busy() - before >= 0.15  # this process's own 0.2 CPU-s are the machine's
