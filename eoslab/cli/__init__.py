@@ -5,7 +5,7 @@ and the kit, and errors into one sentence on stderr. Each command group is a mod
 every subcommand's parser beside its handler and lists them in its ``PARSERS``:
 
 - ``_cluster``: up, down, reset, status, kill, stop, start, pause, resume, logs, heal
-- ``_kit``: render, setup
+- ``_kit``: render, setup, classpath
 - ``_course``: workshop, doctor, course, lab
 - ``_grade``: submit, grade, labs
 - ``_image``: image
@@ -37,6 +37,7 @@ HELP_ORDER = (
     "heal",
     "render",
     "setup",
+    "classpath",
     "workshop",
     "doctor",
     "course",

@@ -75,5 +75,19 @@ def _setup_parser(sub: Subparsers) -> None:
     sub.add_parser("setup", help="check Java 17+ and resolve the Kafka jars").set_defaults(func=cmd_setup)
 
 
-PARSERS: dict[str, Registrar] = {"render": _render_parser, "setup": _setup_parser}
+def cmd_classpath(args: argparse.Namespace) -> int:
+    """The Kafka jars the local backend runs (kafka-clients among them), joined for ``java -cp``: what
+    examples/java/EosLoop.java needs. Resolves them first, as `eoslab setup` does (Maven, or the workshop bundle)."""
+    from eoslab import _jars
+
+    print(_jars.kafka_classpath())
+    return 0
+
+
+def _classpath_parser(sub: Subparsers) -> None:
+    s = sub.add_parser("classpath", help='print the Kafka client jars\' classpath: java -cp "$(eoslab classpath)" ...')
+    s.set_defaults(func=cmd_classpath)
+
+
+PARSERS: dict[str, Registrar] = {"render": _render_parser, "setup": _setup_parser, "classpath": _classpath_parser}
 """Each subcommand's name and the function that adds its parser."""

@@ -6,7 +6,9 @@
   records only, read_uncommitted the aborted ones too;
 - eos_loop.py: SIGKILL in the middle of a transaction (outputs acknowledged, not committed), a restart with the
   same transactional.id and group; the kit's history checker judges both incarnations' --history files:
-  0 duplicates, 0 lost writes, 0 missing outputs.
+  0 duplicates, 0 lost writes, 0 missing outputs;
+- java/EosLoop.java (Kafka's Java client): SIGKILL with a transaction open (its sends made, its commit not), a
+  restart: read_committed holds each input's output once.
 
 The programs run as child processes of the test, through `sys.executable`, as the notebooks run them.
 """
@@ -166,3 +168,68 @@ def test_eos_loop_killed_mid_transaction_and_restarted_writes_each_output_once(c
     # the killed transaction's acknowledged outputs are on disk, aborted by the restart's init_transactions
     assert verdict.stats["read_uncommitted records"] > 60, verdict.stats
     assert verdict.stats["processes"] == 2
+
+
+JAVA_LOOP = EXAMPLES / "java" / "EosLoop.java"
+
+
+def _java_loop(cluster, *args: str) -> list[str]:
+    from eoslab import _jars, _java
+
+    classpath = _jars.kafka_classpath()
+    return [
+        _java.java_executable(),
+        "-cp",
+        classpath,
+        str(JAVA_LOOP),
+        "--bootstrap-servers",
+        cluster.bootstrap_servers(),
+        *args,
+    ]
+
+
+def _kill_with_a_transaction_open(proc: subprocess.Popen[str], lines: list[str]) -> None:
+    """Freeze the loop (SIGSTOP): when two transactions have committed (the restart must start from their offsets)
+    and its last line says the next one's records are sent, not yet committed, SIGKILL; otherwise SIGCONT and look
+    again."""
+
+    def frozen_and_open() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"EosLoop.java ended (exit {proc.returncode}) before a transaction could be cut")
+        os.kill(proc.pid, signal.SIGSTOP)
+        done = sum("records committed with offsets" in line for line in lines)
+        if done >= 2 and lines[-1].endswith("records sent"):
+            os.kill(proc.pid, signal.SIGKILL)
+            return True
+        os.kill(proc.pid, signal.SIGCONT)
+        return False
+
+    wait_until(frozen_and_open, timeout=90, interval=0.05, what="EosLoop.java in a transaction", progress=False)
+    proc.wait(10)
+
+
+def test_java_eos_loop_killed_with_a_transaction_open_and_restarted_writes_each_output_once(cluster):
+    import threading
+
+    src, out, name = fresh("ex-jloop-in"), fresh("ex-jloop-out"), fresh("ex-jloop")
+    cluster.admin.create_topic(src, partitions=2)
+    cluster.admin.create_topic(out, partitions=2)
+    p = Producer({"bootstrap.servers": cluster.bootstrap_servers()})
+    produce_all(p, src, [{"value": f"order {i}".encode(), "key": str(i).encode()} for i in range(60)])
+    loop = ["--input", src, "--output", out, "--group", name, "--transactional-id", name]
+    # 30 ms a record: a batch of 10 keeps its transaction open ~0.3 s, so the freeze finds one soon
+    first = subprocess.Popen(_java_loop(cluster, *loop, "--work-ms", "30"), text=True, stdout=subprocess.PIPE)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(line.rstrip() for line in first.stdout or ()), daemon=True)
+    reader.start()
+    try:
+        _kill_with_a_transaction_open(first, lines)
+    finally:
+        first.kill()
+        first.wait(10)
+    reader.join(10)
+    cut = lines[-1]
+    restarted = subprocess.run(_java_loop(cluster, *loop, "--idle", "3"), capture_output=True, text=True, timeout=120)
+    assert restarted.returncode == 0, f"{restarted.stdout}\n{restarted.stderr}"
+    assert "transactions committed" in restarted.stdout, restarted.stdout
+    assert values(cluster, out, "read_committed") == Counter(f"ORDER {i}" for i in range(60)), (cut, restarted.stdout)

@@ -54,3 +54,15 @@ def test_a_notebook_shows_the_real_lines_of_a_definition():
     assert "r.offset() + 1" in source
     with pytest.raises(SetupError, match="defines no nothing_here"):
         code_of(path, "nothing_here")
+
+
+def test_the_java_loop_is_plain_kafka_clients_and_defaults_to_the_course_cluster():
+    """examples/java/EosLoop.java: Kafka's own client only, and the course cluster's address. Its run on the
+    cluster (compiled by `java` itself, killed mid-transaction, restarted): tests/integration/test_examples.py."""
+    source = (EXAMPLES / "java" / "EosLoop.java").read_text()
+    imports = {line.split()[1].rstrip(";") for line in source.splitlines() if line.startswith("import ")}
+    assert all(i.startswith(("java.", "org.apache.kafka.")) for i in imports), imports
+    assert "org.apache.kafka.clients.producer.KafkaProducer" in imports
+    course = Topology(port_offset=0).bootstrap_servers(proxied=False, host=LOOPBACK)
+    assert f'COURSE_CLUSTER = "{course}"' in source
+    assert '"isolation.level", "read_committed"' in source and '"enable.auto.commit", "false"' in source
