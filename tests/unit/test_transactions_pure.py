@@ -49,20 +49,3 @@ def test_all_is_sorted_and_complete():
     assert list(txn.__all__) == sorted(txn.__all__)
     for name in txn.__all__:
         assert hasattr(txn, name), name
-
-
-def test_the_cut_unit_of_module_03_is_said_only_when_the_reads_show_it():
-    """Module 03 opens on this sentence: each half must hold on a run that did not show it."""
-    half, whole, twice = [(0, 0, "debit")], [(0, 0, "debit"), (1, 0, "credit")], [(0, 0, "debit"), (0, 1, "debit")]
-    cut = txn.CutWrite("debit", "credit", half, twice + [(1, 0, "credit")])
-    said = cut.sentence()
-    assert said.startswith("This run showed it: after the crash, A held the first half and B nothing"), said
-    assert "A holds the first half 2 times and B the second once: a duplicate" in said
-    clean = txn.CutWrite("debit", "credit", whole, whole).sentence()
-    assert clean.startswith(
-        "This run did not cut the unit: after the crash, A held the first half once, B the second once."
-    )
-    assert clean.endswith("A holds the first half once and B the second once: no duplicate."), clean
-    frame = cut.frame()
-    assert frame["moment"].tolist() == ["after the crash"] * 2 + ["after the restart"] * 2
-    assert frame["values"].tolist() == [["debit"], [], ["debit", "debit"], ["credit"]]

@@ -55,10 +55,8 @@ from eoslab.demos.transactions._timeline import (
     states_diagram,
     timed_transaction,
 )
-from eoslab.demos.transactions._why import CutWrite, crash_between_writes
 
 __all__ = [
-    "CutWrite",
     "Failover",
     "Fenced",
     "Hung",
@@ -78,7 +76,6 @@ __all__ = [
     "consumer",
     "coordinator_failover",
     "coordinator_state",
-    "crash_between_writes",
     "fence_zombie",
     "hung_transaction",
     "java_producer",
