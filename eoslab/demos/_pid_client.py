@@ -1,7 +1,9 @@
-"""The kit's own InitProducerId client of module 02: requests to a CHOSEN broker, one connection each.
+"""The kit's own raw requests of module 02: InitProducerId to a CHOSEN broker, and a Produce under a chosen id.
 
 librdkafka sends a non-transactional InitProducerId to a broker of its own choosing; the lesson about which
 broker granted which id sends its own, through the broker's fault-proxy front (the trace records them).
+The module opens on what unique ids prevent: a second writer under another producer's id and epoch, which no
+client lets a learner make (:func:`write_as`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from eoslab._ports import LOOPBACK
 from eoslab._wait import wait_until
 from eoslab.errors import ClusterError
-from eoslab.faults import error_name
-from eoslab.protocol import KafkaConnection
+from eoslab.faults import Proxy, error_name
+from eoslab.protocol import KafkaConnection, encode_record_batch
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
@@ -127,3 +129,75 @@ class PidClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+PRODUCE_VERSION = 9
+"""Produce v9 names its topics (v13+ sends topic ids); module 04's late write sends the same version."""
+PRODUCE_TIMEOUT_MS = 10000
+"""acks=all waits for the in-sync replicas, milliseconds on loopback; 10 s covers a busy laptop."""
+
+
+@dataclass(frozen=True)
+class Write:
+    """What the leader told a raw writer: ``error`` None as in a delivery report when it answered NONE,
+    else Kafka's name (``OUT_OF_ORDER_SEQUENCE_NUMBER``); ``offset`` the base offset it answered (-1 with an error)."""
+
+    producer_id: int
+    producer_epoch: int
+    sequence: int
+    value: str
+    error: str | None
+    offset: int
+
+
+def produce_body(
+    topic: str, partition: int, value: str, *, producer_id: int, producer_epoch: int, sequence: int
+) -> dict[str, Any]:
+    """A Produce v9 body (acks=all) of one idempotent, non-transactional batch holding one record ``value``."""
+    batch = encode_record_batch(
+        [value.encode()], producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=sequence
+    )
+    return {
+        "TransactionalId": None,
+        "Acks": -1,
+        "TimeoutMs": PRODUCE_TIMEOUT_MS,
+        "TopicData": [{"Name": topic, "PartitionData": [{"Index": partition, "Records": batch}]}],
+    }
+
+
+def answered(response: dict[str, Any], value: str, *, producer_id: int, producer_epoch: int, sequence: int) -> Write:
+    """The :class:`Write` of a decoded Produce response to :func:`produce_body` (one topic, one partition)."""
+    part = response["Responses"][0]["PartitionResponses"][0]
+    code: int = part["ErrorCode"]
+    return Write(producer_id, producer_epoch, sequence, value, error_name(code) if code else None, part["BaseOffset"])
+
+
+def write_as(
+    cluster: Cluster,
+    topic: str,
+    partition: int,
+    value: str,
+    *,
+    producer_id: int,
+    producer_epoch: int,
+    sequence: int,
+    client_id: str = "eoslab-second-writer",
+) -> Write:
+    """Write one record ``value`` to the partition's leader as (``producer_id``, ``producer_epoch``, ``sequence``).
+
+    What a second writer holding another producer's id would send; no client lets you choose the id, so the
+    kit sends it raw, through the proxy (the trace records it under ``client_id``). The leader checks the
+    batch against its producer state for that id (KIP-98): a batch whose epoch and sequence range equal one of
+    the id's last 5 batches is taken for a retry of it and answered NONE with THAT batch's offset, without
+    being written (``ProducerStateEntry.findDuplicateBatch``); a sequence that is not the next one and not in
+    those 5 is refused with OUT_OF_ORDER_SEQUENCE_NUMBER (``ProducerAppendInfo.checkSequence``).
+
+    Returns the leader's answer as a :class:`Write`; a broker error is in ``.error``, not raised. Raises
+    :class:`eoslab.protocol.KafkaConnectionError` when the leader's proxy front cannot be reached.
+    """
+    body = produce_body(
+        topic, partition, value, producer_id=producer_id, producer_epoch=producer_epoch, sequence=sequence
+    )
+    leader = cluster.leader(topic, partition)
+    resp = Proxy.connect(cluster).request(leader, "Produce", body, version=PRODUCE_VERSION, client_id=client_id)
+    return answered(resp, value, producer_id=producer_id, producer_epoch=producer_epoch, sequence=sequence)

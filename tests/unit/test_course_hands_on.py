@@ -32,6 +32,7 @@ PREDICT = re.compile(r"\*\*Predict\.?\*\*")
 
 FLOORS = {
     "01_idempotent_producer.ipynb": {"client calls": 6, "predictions": 1},
+    "02_pid_ranges.ipynb": {"client calls": 3, "predictions": 1},
     "03_transactions.ipynb": {"client calls": 58, "example runs": 1, "predictions": 3},
     "04_read_committed.ipynb": {"client calls": 14, "example runs": 2, "predictions": 2},
     "05_exactly_once_pipeline.ipynb": {"example runs": 1},
@@ -40,8 +41,9 @@ FLOORS = {
 made by client calls in their cells, and so are 03's zombie and its successor (two producers, the zombie's calls
 after the fence each printed with its error's flags) and 03's crash between two writes (an idempotent producer
 writes the debit and is gone before the credit, its restarted successor writes both: seven calls, one prediction);
-03 and 05 run examples/eos_loop.py. Module 05's at-least-once crash is still made by a kit helper (run_cell): its
-floor is what is there, to be raised when that cell holds its client code."""
+03 and 05 run examples/eos_loop.py. 02's writer A is client calls too; its partner under the same producer id,
+writer B, is the kit's raw Produce (no client chooses its id). Module 05's at-least-once crash is still made by a kit
+helper (run_cell): its floor is what is there, to be raised when that cell holds its client code."""
 
 
 def _cells(name: str, kind: str) -> list[str]:

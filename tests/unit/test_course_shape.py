@@ -90,9 +90,10 @@ DETOURS = {
     "07": ["## Mistake 9"],
 }
 
-# The modules that open on their anomaly (issue 23, "the anomaly first"): a `## Why` section after Setup, before
-# the first step, whose code produces on the learner's cluster the failure the module's mechanism prevents.
-WHY_FIRST = ("01", "03", "04", "05")
+# The modules that open on their anomaly (issue 23, "the anomaly first"; 02 from issue 42): a `## Why` section after
+# Setup, before the first other section, whose code produces on the learner's cluster the failure the module's
+# mechanism prevents.
+WHY_FIRST = ("01", "02", "03", "04", "05")
 
 
 def _nb(path: Path) -> dict[str, Any]:
@@ -266,8 +267,9 @@ def test_the_expert_detours_are_deep_dives(path: Path) -> None:
 
 
 def _why_problem(cells: list[dict[str, Any]]) -> str | None:
-    """Why these cells do not open on the anomaly — a `## Why` section between `# Setup` and the first `## Step`,
-    holding at least one code cell — or None when they do. A heading counts on any line of a markdown cell."""
+    """Why these cells do not open on the anomaly — a `## Why` section between `# Setup` and the first other `##`
+    section after it (a `## Step`, or module 02's first mechanism), holding at least one code cell — or None when
+    they do. A heading counts on any line of a markdown cell."""
 
     def first(pattern: str, after: int = -1) -> int | None:
         return next(
@@ -279,9 +281,10 @@ def _why_problem(cells: list[dict[str, Any]]) -> str | None:
             None,
         )
 
-    setup, step, why = first(r"^# Setup\b"), first(r"^## Step "), first(r"^## Why\b")
+    setup, why = first(r"^# Setup\b"), first(r"^## Why\b")
+    step = None if setup is None else first(r"^## (?!Why\b)", after=setup)
     if setup is None or step is None:
-        return "no '# Setup' cell or no '## Step' heading"
+        return "no '# Setup' cell or no '##' section after it"
     if why is None:
         return "no '## Why' section"
     if not setup < why < step:

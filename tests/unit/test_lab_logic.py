@@ -10,7 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from eoslab import inspect as ins
-from eoslab.demos import pid_ranges, producer_state
+from eoslab import protocol
+from eoslab.demos import _pid_client, pid_ranges, producer_state
 from eoslab.grading import _lab01_cases as cases
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "demos"
@@ -135,6 +136,34 @@ def test_the_grants_300_ids_caused_are_there_once_each_ids_block_and_any_prefetc
     assert pid_ranges.granted(_blocks(1, 2000), 1, below)
     across = list(range(1850, 2150))  # across two blocks: both, and no prefetch at 14.9 % of the second
     assert not pid_ranges.granted(_blocks(1, 2000), 1, across) and pid_ranges.granted(_blocks(1, 2000, 3000), 1, across)
+
+
+# -- lesson 02's opening: a second writer under one producer id ---------------------------------------
+
+
+def test_the_second_writer_sends_one_idempotent_batch_under_the_id_it_is_given(schemas):
+    body = _pid_client.produce_body("one-id", 0, "B1", producer_id=1001, producer_epoch=0, sequence=1)
+    frame = protocol.encode_request("Produce", _pid_client.PRODUCE_VERSION, 7, "b", body, schemas=schemas)
+    sent = protocol.decode_request(frame[4:], schemas=schemas).body
+    assert sent["Acks"] == -1 and sent["TransactionalId"] is None
+    records = sent["TopicData"][0]["PartitionData"][0]["Records"]
+    (batch,) = protocol.parse_record_batches(records)
+    assert (batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.record_count) == (1001, 0, 1, 1)
+    assert not batch.is_transactional and b"B1" in records
+
+
+@pytest.mark.parametrize(
+    ("answer", "error", "offset"),
+    [
+        ({"Index": 0, "ErrorCode": 0, "BaseOffset": 0}, None, 0),  # B0 after A0: taken for A0's retry
+        ({"Index": 0, "ErrorCode": 45, "BaseOffset": -1}, "OUT_OF_ORDER_SEQUENCE_NUMBER", -1),  # sequence 7 after 2
+    ],
+)
+def test_the_second_writer_is_told_what_the_leader_answered(answer, error, offset):
+    """The leader's answers on the cluster (Kafka 4.4): a duplicate is NONE with the first batch's offset."""
+    response = {"Responses": [{"Name": "one-id", "PartitionResponses": [answer]}], "ThrottleTimeMs": 0}
+    got = _pid_client.answered(response, "B0", producer_id=1001, producer_epoch=0, sequence=0)
+    assert (got.error, got.offset, got.value, got.producer_id) == (error, offset, "B0", 1001)
 
 
 # -- lesson 01 step 4: the restarted broker's producer-state recovery ------------------------------
