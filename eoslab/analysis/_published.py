@@ -53,8 +53,8 @@ PUBLISHED = (
         "read_committed",
         None,
         'Confluent, "Transactions in Apache Kafka", 2017',
-        "a read_committed consumer waits for the commit marker (the LSO), so its latency grows with the "
-        "commit interval; it reads the same bytes",
+        "a read_committed consumer waits for the commit marker (the LSO): the rest of the record's transaction, "
+        "then its commit; it reads the same bytes",
     ),
 )
 

@@ -128,6 +128,7 @@ def test_growth_with_the_commit_interval_is_claimed_only_when_the_figures_show_i
     issue = A.e2e_sentences(_e2e([136.0, 111.0], [12.0, 11.0], [400.0, 300.0], [400.0, 300.0]))
     text = "\n".join(issue)
     assert "did not grow" in text and "grew with" not in text
+    assert "predicts only +40 ms at the median from 20 ms to 100 ms (half the difference of the intervals)" in text
     assert "p50 is above read_uncommitted's at every commit interval" in text
     assert "p99 is not clearly above read_uncommitted's at any commit interval" in text
     grows = "\n".join(A.e2e_sentences(_e2e([25.0, 70.0], [12.0, 11.0], [60.0, 200.0], [30.0, 30.0])))
