@@ -35,18 +35,17 @@ FLOORS = {
     "02_pid_ranges.ipynb": {"client calls": 3, "predictions": 1},
     "03_transactions.ipynb": {"client calls": 58, "example runs": 1, "predictions": 3},
     "04_read_committed.ipynb": {"client calls": 14, "example runs": 2, "predictions": 2},
-    "05_exactly_once_pipeline.ipynb": {"example runs": 1},
+    "05_exactly_once_pipeline.ipynb": {"client calls": 43, "example runs": 1, "predictions": 3},
     "06_cost_of_exactly_once.ipynb": {"predictions": 1},
 }
 """Per module, the counts measured when this test was written: 01's lost acknowledgement and 04's aborted read are
 made by client calls in their cells, and so are 03's zombie and its successor (two producers, the zombie's calls
-after the fence each printed with its error's flags) and 03's crash between two writes (an idempotent producer
-writes the debit and is gone before the credit, its restarted successor writes both: seven calls, one prediction);
-03 and 05 run examples/eos_loop.py. 02's writer A is client calls too; its partner under the same producer id,
-writer B, is the kit's raw Produce (no client chooses its id). Module 05's at-least-once crash is still made by a kit
-helper (run_cell): its floor is what is there, to be raised when that cell holds its client code.
-Module 06's prediction is its worked PySpark example before lab 06 (read_committed's p75 against
-read_uncommitted's)."""
+after the fence each printed with its error's flags), 03's crash between two writes (an idempotent producer writes
+the debit and is gone before the credit, its restarted successor writes both: seven calls, one prediction), and 05's
+opening crash between a flush and a commit (an at-least-once processor, then a transactional one, each restarted and
+its outputs counted per input); 03 and 05 run examples/eos_loop.py. 02's writer A is client calls too; its partner
+under the same producer id, writer B, is the kit's raw Produce (no client chooses its id). Module 06's prediction is
+its worked PySpark example before lab 06 (read_committed's p75 against read_uncommitted's)."""
 
 
 def _cells(name: str, kind: str) -> list[str]:
