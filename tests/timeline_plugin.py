@@ -4,9 +4,11 @@ Each worker times its items (setup, call and teardown of each) and hands the sum
 end (xdist's ``workeroutput``). The controller prints, per worker: the items it ran, the seconds it was busy,
 and when it finished after the session started — so an idle tail (one worker done long before the other)
 is seen in CI's log, not guessed. Per test file it prints the files that took the most CPU: the worker's own
-CPU-seconds and those of the processes it started and reaped during the item (kernels, `eoslab` commands,
-Spark's driver, a Kafka CLI tool's JVM) — ``os.times()``, one system call per item. A cluster the tier shares,
-or a container's processes, are not the item's children and are not counted. Loaded by the root conftest.py.
+CPU-seconds and those of the processes it started and reaped during the item (kernels, `eoslab` commands, a Kafka
+CLI tool's JVM) — ``os.times()``, one system call per item — and, after an item longer than :data:`LOOK_S`, what
+its live descendants spent since the last such look (a session's Spark driver, a kernel kept for a module: a short
+item's share of them goes to the next long one). A cluster the tier shares, or a container's processes, are not
+the worker's descendants and are not counted. Loaded by the root conftest.py.
 """
 
 from __future__ import annotations
@@ -24,11 +26,31 @@ _NODES: dict[str, dict[str, float]] = {}
 _FILES: dict[str, list[float]] = {}
 """Per test file: [wall seconds, CPU-seconds, items] of this process's items (a worker's, or the session's)."""
 TOP_FILES = 12
+LOOK_S = 0.5
+"""An item at least this long (wall seconds) also counts its live descendants' CPU (one walk of the process table)."""
+_LIVE: dict[tuple[int, float], float] = {}
+"""(pid, create time) -> the CPU-seconds a live descendant had spent at the last look."""
 
 
 def _cpu() -> float:
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
+
+
+def live_descendants_cpu() -> float:
+    """CPU-seconds this process's live descendants spent since the last call (the first call counts all of theirs)."""
+    import psutil
+
+    spent = 0.0
+    for child in psutil.Process().children(recursive=True):
+        try:
+            key, times = (child.pid, child.create_time()), child.cpu_times()
+        except psutil.Error:
+            continue
+        now = times.user + times.system
+        spent += now - _LIVE.get(key, 0.0)
+        _LIVE[key] = now
+    return spent
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -37,8 +59,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     yield
     wall = time.monotonic() - start
     _BUSY.append(wall)
+    spent = _cpu() - cpu + (live_descendants_cpu() if wall >= LOOK_S else 0.0)
     row = _FILES.setdefault(item.nodeid.split("::")[0], [0.0, 0.0, 0.0])
-    row[0], row[1], row[2] = row[0] + wall, row[1] + _cpu() - cpu, row[2] + 1
+    row[0], row[1], row[2] = row[0] + wall, row[1] + spent, row[2] + 1
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -86,7 +109,7 @@ def by_file(files: dict[str, list[float]], top: int = TOP_FILES) -> list[str]:
         wall, cpu, n = (sum(r[1][i] for r in rest) for i in range(3))
         lines.append(f"{cpu:7.0f} CPU-s {wall:7.0f} s wall {int(n):5d} items  the other {len(rest)} files")
     total = sum(r[1][1] for r in rows)
-    lines.append(f"{total:7.0f} CPU-s in all (the items' processes and what they started and reaped)")
+    lines.append(f"{total:7.0f} CPU-s in all (the items' processes and their descendants)")
     return lines
 
 

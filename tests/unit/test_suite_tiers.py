@@ -345,7 +345,7 @@ def test_the_cpu_by_file_names_the_largest_first_and_sums_the_rest() -> None:
         "     90 CPU-s     100 s wall     1 items  b.ipynb",
         "     40 CPU-s       5 s wall     2 items  c.py",
         "      2 CPU-s      10 s wall     3 items  the other 1 files",
-        "    132 CPU-s in all (the items' processes and what they started and reaped)",
+        "    132 CPU-s in all (the items' processes and their descendants)",
     ]
     assert by_file({}) == []
 
@@ -360,6 +360,29 @@ def test_an_items_cpu_holds_the_children_it_started_and_reaped() -> None:
     burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
     subprocess.run([sys.executable, "-c", burn], check=True)
     assert _cpu() - before >= 0.3  # the child's 0.3 CPU-s are counted once it is reaped
+
+
+def test_a_live_childs_cpu_is_counted_once_at_the_looks() -> None:
+    import subprocess
+    import sys
+
+    from tests.timeline_plugin import live_descendants_cpu
+
+    live_descendants_cpu()  # the looks before this test
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\ntime.sleep(30)"
+    child = subprocess.Popen([sys.executable, "-c", burn])
+    try:
+        import psutil
+
+        proc, deadline = psutil.Process(child.pid), time.monotonic() + 60  # 0.3 CPU-s, on a busy machine
+        while proc.cpu_times().user + proc.cpu_times().system < 0.3:
+            assert time.monotonic() < deadline and child.poll() is None, "the child did not burn its 0.3 CPU-s"
+            time.sleep(0.05)
+        assert live_descendants_cpu() >= 0.3  # alive: counted at the look
+        assert live_descendants_cpu() < 0.1  # and not again at the next one
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_a_worker_takes_the_longest_scope_it_may_take_and_the_last_ones_only_at_the_end() -> None:
