@@ -244,15 +244,24 @@ def _toctree(modules: list[Path], labs: list[Path]) -> dict[str, Any]:
     return _markdown("```{toctree}\n:hidden:\n\n" + "\n".join(entries) + "\n```", "eoslab-site-toctree")
 
 
+PROGRAM_SUFFIXES = (".py", ".java")
+
+
+def example_programs() -> list[str]:
+    """The take-home programs under examples/, as paths relative to it (``eos_loop.py``, ``java/EosLoop.java``)."""
+    found = (p for p in (ROOT / "examples").rglob("*") if p.is_file() and p.suffix in PROGRAM_SUFFIXES)
+    return sorted(p.relative_to(ROOT / "examples").as_posix() for p in found)
+
+
 def prepare(executed: Path, src: Path) -> dict[str, Any]:
     """The Sphinx sources in ``src``: every module from its executed copy, every lab as handed out."""
     shutil.rmtree(src, ignore_errors=True)
     (src / "notebooks").mkdir(parents=True)
     (src / "labs").mkdir()
     # The programs the notebooks show and link to (../examples/eos_loop.py): on the site, files to download.
-    (src / "examples").mkdir()
-    for program in sorted((ROOT / "examples").glob("*.py")):
-        shutil.copy2(program, src / "examples" / program.name)
+    for program in example_programs():
+        (src / "examples" / program).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / "examples" / program, src / "examples" / program)
     secrets = machine_names()
     modules = sorted((ROOT / "notebooks").glob("*.ipynb"))
     labs = sorted((ROOT / "labs").glob("lab*.ipynb"))

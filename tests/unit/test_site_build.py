@@ -135,3 +135,17 @@ def test_the_workshop_pack_carries_the_built_site_for_reading_offline(tmp_path: 
     (built / "notebooks" / "index.html").write_text("the course")
     assert copy_site(tmp_path / "course", copies)
     assert all((c / "site" / "notebooks" / "index.html").read_text() == "the course" for c in copies)
+
+
+def test_every_program_a_page_links_is_copied_to_the_site() -> None:
+    """A module or lab linking ``../examples/X`` needs X among the site's files, or the site's build refuses the
+    link (MyST's xref_missing): examples/java/EosLoop.java, a subfolder and another language, was one."""
+    root = Path(site_build.__file__).resolve().parents[1]
+    linked = set()
+    for path in [*(root / "notebooks").glob("*.ipynb"), *(root / "labs").glob("*.ipynb")]:
+        for cell in json.loads(path.read_text())["cells"]:
+            text = "".join(cell["source"]) if cell["cell_type"] == "markdown" else ""
+            linked |= set(re.findall(r"\]\(\.\./examples/([^)#\s]+)", text))
+    copied = set(site_build.example_programs())
+    assert "java/EosLoop.java" in linked and "eos_loop.py" in linked  # the scan reads the links it must
+    assert linked <= copied, f"linked from a page but not on the site: {sorted(linked - copied)}"
