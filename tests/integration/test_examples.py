@@ -21,6 +21,7 @@ import subprocess
 import sys
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -120,22 +121,27 @@ def _open_txn_with_acked_output(path: Path) -> bool:
     return any(isinstance(e, hist.Sent) and e.acked for e in events[ends[-1] + 1 :])
 
 
-def _kill_mid_transaction(proc: subprocess.Popen[str], history: Path) -> None:
-    """Freeze the loop (SIGSTOP), look at its history: a transaction open with an acknowledged output -> SIGKILL;
-    otherwise let it run on (SIGCONT) and look again. What the history says is what the loop had done when killed."""
+def _kill_when(proc: subprocess.Popen[str], cut_here: Callable[[], bool], what: str, timeout: float) -> None:
+    """Freeze the loop (SIGSTOP) and ask ``cut_here()`` what it had done: True -> SIGKILL; otherwise let it run on
+    (SIGCONT) and ask again. What the evidence says is what the loop had done when killed."""
 
-    def frozen_and_open() -> bool:
+    def frozen_and_cut() -> bool:
         if proc.poll() is not None:
-            raise AssertionError(f"eos_loop.py ended (exit {proc.returncode}) before a transaction could be cut")
+            raise AssertionError(f"{what} ended (exit {proc.returncode}) before a transaction could be cut")
         os.kill(proc.pid, signal.SIGSTOP)
-        if _open_txn_with_acked_output(history):
+        if cut_here():
             os.kill(proc.pid, signal.SIGKILL)
             return True
         os.kill(proc.pid, signal.SIGCONT)
         return False
 
-    wait_until(frozen_and_open, timeout=60, interval=0.05, what="eos_loop.py in a transaction", progress=False)
+    wait_until(frozen_and_cut, timeout=timeout, interval=0.05, what=f"{what} in a transaction", progress=False)
     proc.wait(10)
+
+
+def _kill_mid_transaction(proc: subprocess.Popen[str], history: Path) -> None:
+    """SIGKILL eos_loop.py when its history shows a transaction open with an acknowledged output."""
+    _kill_when(proc, lambda: _open_txn_with_acked_output(history), "eos_loop.py", timeout=60)
 
 
 def test_eos_loop_killed_mid_transaction_and_restarted_writes_each_output_once(cluster, tmp_path):
@@ -189,23 +195,14 @@ def _java_loop(cluster, *args: str) -> list[str]:
 
 
 def _kill_with_a_transaction_open(proc: subprocess.Popen[str], lines: list[str]) -> None:
-    """Freeze the loop (SIGSTOP): when two transactions have committed (the restart must start from their offsets)
-    and its last line says the next one's records are sent, not yet committed, SIGKILL; otherwise SIGCONT and look
-    again."""
+    """SIGKILL EosLoop.java when two transactions have committed (the restart must start from their offsets) and its
+    last line says the next one's records are sent, not yet committed. 90 s: Java compiles the file first."""
 
-    def frozen_and_open() -> bool:
-        if proc.poll() is not None:
-            raise AssertionError(f"EosLoop.java ended (exit {proc.returncode}) before a transaction could be cut")
-        os.kill(proc.pid, signal.SIGSTOP)
+    def open_after_two_commits() -> bool:
         done = sum("records committed with offsets" in line for line in lines)
-        if done >= 2 and lines[-1].endswith("records sent"):
-            os.kill(proc.pid, signal.SIGKILL)
-            return True
-        os.kill(proc.pid, signal.SIGCONT)
-        return False
+        return done >= 2 and lines[-1].endswith("records sent")
 
-    wait_until(frozen_and_open, timeout=90, interval=0.05, what="EosLoop.java in a transaction", progress=False)
-    proc.wait(10)
+    _kill_when(proc, open_after_two_commits, "EosLoop.java", timeout=90)
 
 
 def test_java_eos_loop_killed_with_a_transaction_open_and_restarted_writes_each_output_once(cluster):
