@@ -240,3 +240,32 @@ def wait_settled(cluster: Cluster, transactional_ids: list[str], timeout: float 
         what=f"the coordinators to finish writing markers for {transactional_ids}",
         hint="A transaction stays in PrepareCommit/PrepareAbort while a partition leader is unreachable.",
     )
+
+
+PRODUCE_VERSION = 9
+"""Produce v9: topic names (v13+ sends topic ids), no KIP-890 part 2. librdkafka >= 2.5 sends v10
+(rd_kafka_ProduceRequest_max_version in rdkafka_msgset_writer.c), which KIP-951 made the same request as v9 under a
+new number; this stays 9 so the bytes the kit sends do not change (the broker accepts 3-13)."""
+PRODUCE_TIMEOUT_MS = 10000
+"""acks=all waits for the in-sync replicas, milliseconds on loopback; 10 s covers a busy laptop."""
+
+
+def produce_request(topic: str, partition: int, batch: bytes, transactional_id: str | None = None) -> dict[str, Any]:
+    """A Produce v9 body (acks=all) carrying one record ``batch`` (:func:`eoslab.protocol.encode_record_batch`)."""
+    return {
+        "TransactionalId": transactional_id,
+        "Acks": -1,
+        "TimeoutMs": PRODUCE_TIMEOUT_MS,
+        "TopicData": [{"Name": topic, "PartitionData": [{"Index": partition, "Records": batch}]}],
+    }
+
+
+def produce_raw(cluster: Cluster, topic: str, partition: int, body: dict[str, Any], client_id: str) -> dict[str, Any]:
+    """Send ``body`` (:func:`produce_request`) to the partition's leader through the fault proxy (its trace records
+    it under ``client_id``): what the kit does where no client lets a learner choose the producer id, epoch or
+    sequence (modules 02 and 04). Returns the decoded Produce response; a broker error is in it, not raised.
+    Raises :class:`eoslab.protocol.KafkaConnectionError` when the leader's proxy front cannot be reached."""
+    from eoslab.faults import Proxy
+
+    leader = cluster.leader(topic, partition)
+    return Proxy.connect(cluster).request(leader, "Produce", body, version=PRODUCE_VERSION, client_id=client_id)

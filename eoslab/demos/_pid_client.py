@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from eoslab._ports import LOOPBACK
 from eoslab._wait import wait_until
+from eoslab.demos._clients import PRODUCE_VERSION as PRODUCE_VERSION  # the version write_as sends
+from eoslab.demos._clients import produce_raw, produce_request
 from eoslab.errors import ClusterError
-from eoslab.faults import Proxy, error_name
+from eoslab.faults import error_name
 from eoslab.protocol import KafkaConnection, encode_record_batch
 
 if TYPE_CHECKING:
@@ -131,12 +133,6 @@ class PidClient:
         self.close()
 
 
-PRODUCE_VERSION = 9
-"""Produce v9 names its topics (v13+ sends topic ids); module 04's late write sends the same version."""
-PRODUCE_TIMEOUT_MS = 10000
-"""acks=all waits for the in-sync replicas, milliseconds on loopback; 10 s covers a busy laptop."""
-
-
 @dataclass(frozen=True)
 class Write:
     """What the leader told a raw writer: ``error`` None as in a delivery report when it answered NONE,
@@ -157,12 +153,7 @@ def produce_body(
     batch = encode_record_batch(
         [value.encode()], producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=sequence
     )
-    return {
-        "TransactionalId": None,
-        "Acks": -1,
-        "TimeoutMs": PRODUCE_TIMEOUT_MS,
-        "TopicData": [{"Name": topic, "PartitionData": [{"Index": partition, "Records": batch}]}],
-    }
+    return produce_request(topic, partition, batch)
 
 
 def answered(response: dict[str, Any], value: str, *, producer_id: int, producer_epoch: int, sequence: int) -> Write:
@@ -198,6 +189,5 @@ def write_as(
     body = produce_body(
         topic, partition, value, producer_id=producer_id, producer_epoch=producer_epoch, sequence=sequence
     )
-    leader = cluster.leader(topic, partition)
-    resp = Proxy.connect(cluster).request(leader, "Produce", body, version=PRODUCE_VERSION, client_id=client_id)
+    resp = produce_raw(cluster, topic, partition, body, client_id)
     return answered(resp, value, producer_id=producer_id, producer_epoch=producer_epoch, sequence=sequence)

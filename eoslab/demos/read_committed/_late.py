@@ -19,18 +19,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
-from eoslab.demos._clients import TxnProducer
-from eoslab.faults import Proxy
+from eoslab.demos._clients import TxnProducer, produce_raw, produce_request
 from eoslab.protocol import encode_record_batch
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
 
 VERIFICATION = "transaction.partition.verification.enable"
-# Produce v9: topic names (v13+ sends topic ids), no KIP-890 part 2. librdkafka >= 2.5 sends v10
-# (rd_kafka_ProduceRequest_max_version in rdkafka_msgset_writer.c), which KIP-951 made the same request as v9
-# under a new number; this stays 9 so the bytes the kit sends do not change (the broker accepts 3-13).
-PRODUCE_VERSION = 9
 CONFIG_WAIT = 15.0  # a cluster-wide dynamic config reaches every broker through the metadata log in ~1 s
 
 
@@ -118,14 +113,8 @@ def late_produce(
     batch = encode_record_batch(
         [value.encode()], producer_id=eos.producer_id, producer_epoch=ep, base_sequence=seq, transactional=True
     )
-    body = {
-        "TransactionalId": producer.transactional_id,
-        "Acks": -1,
-        "TimeoutMs": 10000,
-        "TopicData": [{"Name": topic, "PartitionData": [{"Index": partition, "Records": batch}]}],
-    }
-    leader = cluster.leader(topic, partition)
-    resp = Proxy.connect(cluster).request(leader, "Produce", body, version=PRODUCE_VERSION, client_id=client_id)
+    body = produce_request(topic, partition, batch, producer.transactional_id)
+    resp = produce_raw(cluster, topic, partition, body, client_id)
     p = resp["Responses"][0]["PartitionResponses"][0]
     return {
         "producer_id": eos.producer_id,
