@@ -29,9 +29,10 @@ from eoslab.topology import KAFKA_VERSION
 LAB_IMAGE = f"eoslab/lab:{__version__}"
 
 
-DEV_ONLY = frozenset({"ruff", "mypy", "radon", "mando", "playwright", "greenlet", "pyee"})
-"""Pinned in the developer's environment (the ``dev`` extra) but not needed to run or grade the course: left
-out of the image (the tests, Playwright's browser driver and the linters stay on the developer's machine)."""
+DEV_ONLY = frozenset({"ruff", "mypy", "radon", "mando", "playwright", "greenlet", "pyee", "uv"})
+"""Pinned in the developer's environment (the ``dev`` extra, and uv, the Makefile's installer) but not needed to
+run or grade the course: left out of the image (the tests, Playwright's browser driver, the linters and uv stay
+on the developer's machine; the image installs with pip)."""
 
 SKIP_DIRS = frozenset({"__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"})
 

@@ -43,6 +43,10 @@ included, would stop at start-up), the instructor guide (it tells each lab's wro
 BUILD_REQUIREMENTS = ("setuptools>=77",)
 """What ``pip install -e .`` needs to build the kit itself (pyproject's build-system), offline too."""
 
+UV = "uv==0.13.9"
+"""The installer of the Makefile's set-up (pip installs it, it installs the kit and its dependencies): in every
+bundle, whatever installed the environment packed (a conda environment's pip has not)."""
+
 
 CI_WORKFLOW = ".github/workflows/classroom.yml"
 """Where both copies get the grading workflow (``eoslab/_resources/grade-workflow.yml``): a class that hands in
@@ -177,7 +181,8 @@ def pinned_requirements(python: str = sys.executable) -> list[str]:
     pip_version = subprocess.run(
         [python, "-c", "import pip; print(pip.__version__)"], capture_output=True, text=True, check=True
     ).stdout.strip()
-    return [*reqs, f"pip=={pip_version}", *BUILD_REQUIREMENTS]
+    uv = [] if any(re.match(r"^uv(\s|=|$)", r) for r in reqs) else [UV]
+    return [*reqs, *uv, f"pip=={pip_version}", *BUILD_REQUIREMENTS]
 
 
 def build_wheels(requirements: list[str], dest: Path, python: str = sys.executable) -> None:

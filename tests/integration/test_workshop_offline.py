@@ -2,7 +2,7 @@
 
 The network is really denied: the install runs in a new network namespace (`unshare --net`,
 loopback only), with an empty HOME (no ~/.m2, no pip cache, no ~/.cache/eoslab). Packing runs
-here, with the network, as an instructor's machine would. Costs ~4 min on 2 cores (pip installs
+here, with the network, as an instructor's machine would. Costs ~3 min on 2 cores (uv installs
 ~700 MB of wheels, the CDS archive is recorded, a second cluster starts inside the namespace).
 """
 
