@@ -15,14 +15,14 @@ marks), so that a tier runs alone and nobody has to remember a mark:
 pure code is reported in minutes instead of after the notebooks. The tiers share one bench matrix
 and one fault matrix through ``$EOSLAB_RUNS`` (see :func:`shared_runs`).
 
-The cluster, course and system tiers run on two pytest-xdist workers (``-n 2``, the Makefile's TEST_WORKERS),
-each with a cluster of its own: worker ``gw0`` the one `make test` started, worker ``gwK`` one on ports
-+K*5000 with its data in the session's data folder + ``-gwK`` (:func:`_worker_cluster_env`), of the same
-backend (``$EOSLAB_BACKEND``), started before its first cluster or course item and stopped at its end (in
-`make test`, by tests/worker_clusters.py after its tier: the cluster tier on local clusters, the course tier
-on docker clusters, so every module and lab runs on the containerized cluster). No test, notebook or lab is
-ever disturbed by a node fault, a proxy rule or a heal of the other worker. A notebook's cells, and a test
-file's tests (but those of :data:`SPREAD`), stay on one worker
+The cluster, course and system tiers run on three pytest-xdist workers (tests/suite.py: CLUSTER_WORKERS,
+COURSE_WORKERS, TEST_WORKERS), each with a cluster of its own: worker ``gw0`` the one `make test` started,
+worker ``gwK`` one on ports +K*5000 with its data in the session's data folder + ``-gwK``
+(:func:`_worker_cluster_env`), of the same backend (``$EOSLAB_BACKEND``), started before its first cluster or
+course item and stopped at its end (in `make test`, by tests/worker_clusters.py after its tier: the cluster tier
+on local clusters, the course tier on docker clusters, so every module and lab runs on the containerized
+cluster). No test, notebook or lab is ever disturbed by a node fault, a proxy rule or a heal of another worker.
+A notebook's cells, and a test file's tests (but those of :data:`SPREAD`), stay on one worker
 (:func:`xdist_scope`); :data:`PINNED` scopes run on gw0.
 """
 

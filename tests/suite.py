@@ -4,7 +4,7 @@ usage: python -m tests.suite [unit] [cluster] [course] [system] [-- PYTEST_ARGS 
 
 With no tier named it runs all four, fastest feedback first, and stops at the first that fails (its exit code is
 the run's). PYTEST_ARGS that name files or tests run those instead of the whole suite, within the tiers named
-(`make test-cluster PYTEST_ARGS=tests/integration/test_cluster.py`). Environment: TEST_WORKERS (2: the system tier's
+(`make test-cluster PYTEST_ARGS=tests/integration/test_cluster.py`). Environment: TEST_WORKERS (3: the system tier's
 xdist workers), CLUSTER_WORKERS (3), COURSE_WORKERS (3; 0: one process), EOSLAB_COURSE_BACKEND (docker: the course
 tier's clusters; local for a quick run), EOSLAB_BROKER_JIT and EOSLAB_SPARK_JIT (c1: the suite's brokers and Spark
 drivers stop at the C1 compiler; a learner's keep C2).
@@ -17,10 +17,12 @@ drivers stop at the C1 compiler; a learner's keep C2).
   and fault matrix runs that one tier measures and the next reads; a learner's ``kafka-data/`` is never used.
 - unit: tests/unit whole (lint and Spark included), before anything is installed or started.
 - cluster: the kit's behaviour on CLUSTER_WORKERS local clusters (gw0's started here, gwK's by its worker at
-  +K*5000: conftest.py, tests/worker_clusters.py); all stopped at the end of the tier, side by side.
+  +K*5000: conftest.py, tests/worker_clusters.py); all stopped at the end of the tier, side by side. Beside it,
+  what the later tiers need from the system is installed (tools/system/prepare.sh: Chromium, the Docker engine,
+  the Kafka image; its output is shown when the course tier starts).
 - course: every notebook and lab on COURSE_WORKERS docker clusters at +500 (the containerized cluster; volumes
   deleted after), while the lab image builds beside it; then the course as a website from the notebooks it ran
-  (`make site-test`: built with Sphinx, then read in Chromium).
+  (`make site-test`: built with Sphinx, then read in Chromium), beside the system tier.
 - system: the docker backend's own tests, the offline install, the course in the lab container.
 What the tiers need from the system (Chromium, a Docker engine with compose v2, the Kafka image) is installed
 where missing, as root with apt (tools/system/*.sh; EOSLAB_SYSTEM_INSTALL=0 opts out and those tests skip, saying
@@ -110,10 +112,12 @@ def machine_busy() -> float:
 class Suite:
     """One `make test` run: the base offset, the runs folder, the environment every tier inherits."""
 
-    def __init__(self, base: int, runs: Path, extra: Sequence[str]) -> None:
+    def __init__(self, base: int, runs: Path, extra: Sequence[str], tiers: Sequence[str] = TIERS) -> None:
         self.base = base
         self.runs = runs
         self.extra = list(extra)
+        self.tiers = list(tiers)
+        self.course_backend = os.environ.get("EOSLAB_COURSE_BACKEND") or "docker"
         self.env = {
             **os.environ,
             "EOSLAB_BACKEND": "local",
@@ -129,7 +133,12 @@ class Suite:
             # this run's engine and never one another run started (a suite run inside a test, a learner's).
             "EOSLAB_DOCKER_STATE": str(runs / "dockerd.state"),
         }
+        self.prep: subprocess.Popen[bytes] | None = None
+        """tools/system/prepare.sh: Chromium, the Docker engine, the Kafka image; started with the cluster tier."""
+        self.prep_rc: int | None = None
         self.lab_image: subprocess.Popen[bytes] | None = None
+        self.site_run: tuple[subprocess.Popen[bytes], float] | None = None
+        """`make site-test`, beside the system tier, and when it started (time.monotonic)."""
         self.seconds: dict[str, float] = {}
         self.busy: dict[str, float] = {}
         """Per tier, the machine's busy CPU-seconds (every process: the tier's clusters and containers too)."""
@@ -150,25 +159,48 @@ class Suite:
     def unit(self) -> int:
         return self.tier("unit", self.env)
 
+    def _background(self, argv: Sequence[str], log: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """``argv`` started in a process group of its own, its output to ``log`` in the runs folder."""
+        out = (self.runs / log).open("wb")
+        return subprocess.Popen(
+            list(argv), cwd=ROOT, env=env or self.env, stdout=out, stderr=out, start_new_session=True
+        )
+
+    def _show(self, log: str) -> None:
+        sys.stdout.write((self.runs / log).read_text(errors="replace"))
+        sys.stdout.flush()
+
+    def prepare(self) -> None:
+        """What the course and system tiers need from the system (tools/system/prepare.sh), installed while the
+        cluster tier runs: on a fresh machine its apt installs, debootstrap and image build take minutes, waiting
+        on the network and the disk more than on the cores. Nothing when no later tier runs."""
+        later = [t for t in self.tiers if t in ("course", "system")]
+        if self.prep is None and later:
+            docker = "system" in later or self.course_backend == "docker"
+            argv = ["bash", "tools/system/prepare.sh", *(["docker"] if docker else [])]
+            self.prep = self._background(argv, "prepare.log", {**self.env, "PYTHON": sys.executable})
+
+    def _prepared(self) -> int:
+        """Waits for :meth:`prepare` (started here when no cluster tier ran), shows its output once: its exit code."""
+        self.prepare()
+        if self.prep_rc is None and self.prep is not None:
+            self.prep_rc = self.prep.wait()
+            self._show("prepare.log")
+        return self.prep_rc or 0
+
     def cluster(self) -> int:
-        _run(["bash", "tools/system/chromium.sh"], self.env)  # the browser tests of later tiers; never fails
+        self.prepare()  # beside this tier, which needs none of it
         workers = _workers("CLUSTER_WORKERS", 3)
         env = {**self.env, "EOSLAB_KEEP_CLUSTER": "1"}
         with _clusters(env, workers, "down") as up:
             return self.tier("cluster", env, workers) if up else 1
 
-    def _docker(self) -> None:
-        if _run(["bash", "tools/system/docker.sh", "ensure"], self.env) or _run([*EOSLAB, "image", "ensure"], self.env):
-            raise SystemExit(1)
-
     def course(self) -> int:
-        backend = os.environ.get("EOSLAB_COURSE_BACKEND") or "docker"
+        backend = self.course_backend
+        if self._prepared():
+            return 1
         if backend == "docker":
-            self._docker()
-            log = (self.runs / "lab-image.log").open("wb")
-            self.lab_image = subprocess.Popen(
-                [*EOSLAB, "image", "ensure", "--lab"], cwd=ROOT, env=self.env, stdout=log, stderr=log
-            )
+            self.lab_image = self._background([*EOSLAB, "image", "ensure", "--lab"], "lab-image.log")
         workers = _workers("COURSE_WORKERS", 3)
         env = {
             **self.env,
@@ -181,26 +213,41 @@ class Suite:
         with _clusters(env, workers, "reset") as up:
             later = [] if any(_named(a) for a in self.extra) else SITE_LATER  # a file named is run as named
             rc = self.tier("course", env, workers, ["-p", "tests.executed_plugin", *later]) if up else 1
-        return rc or self.site()
+        if rc:
+            return rc
+        self.site()
+        return 0 if "system" in self.tiers else self.site_done()
 
-    def site(self) -> int:
-        """The course as a website from the notebooks the course tier ran, and the site in Chromium."""
-        t0, cpu0 = time.monotonic(), machine_busy()
+    def site(self) -> None:
+        """The course as a website from the notebooks the course tier ran, and the site in Chromium (`make
+        site-test`), beside the system tier when it runs: a core's work beside a tier that mostly waits on Docker."""
         site = ["make", "--no-print-directory", "site-test", f"SITE_EXECUTED={self.runs / 'executed'}"]
-        rc = _run([*site, f"SITE_OUT={self.runs / 'site'}", "PYTEST_ARGS="], self.env)
-        self.seconds["site"], self.busy["site"] = time.monotonic() - t0, machine_busy() - cpu0
+        argv = [*site, f"SITE_OUT={self.runs / 'site'}", "PYTEST_ARGS="]
+        self.site_run = (self._background(argv, "site.log"), time.monotonic())
+
+    def site_done(self) -> int:
+        """Waits for :meth:`site` and shows its output: its exit code (0 when no site was started)."""
+        if self.site_run is None:
+            return 0
+        proc, t0 = self.site_run
+        rc = proc.wait()
+        self.seconds["site"] = time.monotonic() - t0
+        minutes = self.seconds["site"] / 60
+        print(f"make test: the site, built and read in Chromium beside the system tier ({minutes:.1f} min):")
+        self._show("site.log")
+        self.site_run = None
+        return rc
+
+    def _lab_image(self) -> int:
+        if self.lab_image is None:
+            return _run([*EOSLAB, "image", "ensure", "--lab"], self.env)
+        rc = self.lab_image.wait()
+        self._show("lab-image.log")
         return rc
 
     def system(self) -> int:
-        self._docker()
-        if self.lab_image is None:
-            rc = _run([*EOSLAB, "image", "ensure", "--lab"], self.env)
-        else:
-            rc = self.lab_image.wait()
-            sys.stdout.write((self.runs / "lab-image.log").read_text(errors="replace"))
-        if rc:
-            return rc
-        return self.tier("system", self.env, _workers("TEST_WORKERS", 2))
+        rc = self._prepared() or self._lab_image() or self.tier("system", self.env, _workers("TEST_WORKERS", 3))
+        return self.site_done() or rc
 
 
 def _parse(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -235,7 +282,7 @@ def main(argv: Sequence[str]) -> int:
     print(f"make test: the suite's clusters at port offset {base} (brokers from 127.0.0.1:{19091 + base}).", flush=True)
     signal.signal(signal.SIGTERM, _terminated)
     kept = os.environ.get(KEEP_RUNS_ENV)  # a folder of measured runs to reuse (kept): tiers re-run like for like
-    suite = Suite(base, Path(kept) if kept else Path(tempfile.mkdtemp(prefix="eoslab-runs.")), extra)
+    suite = Suite(base, Path(kept) if kept else Path(tempfile.mkdtemp(prefix="eoslab-runs.")), extra, tiers)
     rc = 0
     try:
         for tier in tiers:
@@ -245,6 +292,10 @@ def main(argv: Sequence[str]) -> int:
     finally:
         if suite.lab_image is not None and suite.lab_image.poll() is None:
             suite.lab_image.kill()
+        if suite.site_run is not None and suite.site_run[0].poll() is None:
+            os.killpg(suite.site_run[0].pid, signal.SIGTERM)  # make, its pytest and Chromium
+        if suite.prep is not None:
+            suite.prep.wait()  # apt-get and dpkg are never cut halfway
         _run(["bash", "tools/system/docker.sh", "stop"], suite.env)  # before the runs folder, which holds its state
         if not kept:
             shutil.rmtree(suite.runs, ignore_errors=True)

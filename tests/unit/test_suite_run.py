@@ -62,6 +62,16 @@ class Done:
         return 0
 
 
+class Failed(Done):
+    """A child process that has ended with exit code 1."""
+
+    def wait(self) -> int:
+        return 1
+
+    def poll(self) -> int:
+        return 1
+
+
 class Recorder:
     """Stands in for subprocess in tests/suite.py: records each command with the offset and backend it ran with."""
 
@@ -90,8 +100,11 @@ class Recorder:
         return subprocess.CompletedProcess(argv, 1 if self.fail and self.fail in name else 0)
 
     def popen(self, argv: list[str], cwd: Any = None, env: Any = None, **_: Any) -> Any:
-        self.calls.append("start " + self._name(argv, env))
-        return Done()
+        name = "start " + self._name(argv, env)
+        self.calls.append(name)
+        self.argvs.append(list(argv))
+        self.envs.append(dict(env))
+        return Failed() if self.fail and self.fail in name else Done()
 
 
 def _main(
@@ -115,30 +128,29 @@ def test_make_test_runs_the_tiers_in_order_each_on_the_suites_own_clusters(monke
     assert rc == 0
     assert [c for c in calls if not c.startswith("start ")] == [
         "pytest unit @150/local",
-        "bash tools/system/chromium.sh @150/local",
         "eoslab.cli up @150/local",  # the cluster tier's gw0 cluster, at the suite's base
         "pytest cluster -n 3 @150/local",
-        "bash tools/system/docker.sh ensure @150/local",
-        "eoslab.cli image ensure @150/local",
         "eoslab.cli up @650/docker",  # the course tier's docker clusters: +500 from the base
         "pytest course -n 3 @650/docker",
-        "make --no-print-directory site-test @150/local",  # the site from the notebooks the course tier ran
-        "bash tools/system/docker.sh ensure @150/local",
-        "eoslab.cli image ensure @150/local",
-        "pytest system -n 2 @150/local",
+        "pytest system -n 3 @150/local",
         "bash tools/system/docker.sh stop @150/local",
     ]
     started = [c for c in calls if c.startswith("start ")]
     assert started == [  # the clusters of each tier stop side by side; the lab image builds beside the course tier
+        "start bash tools/system/prepare.sh docker @150/local",  # Chromium, the engine, the Kafka image
         "start eoslab.cli down @150/local",
         "start tests.worker_clusters down 3 @150/local",
         "start eoslab.cli image ensure --lab @150/local",
         "start eoslab.cli reset @650/docker",
         "start tests.worker_clusters reset 3 @650/docker",
+        "start make --no-print-directory site-test @150/local",  # the site from the notebooks the course tier ran
     ]
-    assert calls.index("start eoslab.cli down @150/local") < calls.index(
-        "bash tools/system/docker.sh ensure @150/local"
+    # the system set-up beside the cluster tier, after the unit tier; the site beside the system tier
+    assert (
+        calls.index("pytest unit @150/local") < calls.index(started[0]) < calls.index("pytest cluster -n 3 @150/local")
     )
+    site = calls.index("start make --no-print-directory site-test @150/local")
+    assert calls.index("pytest course -n 3 @650/docker") < site < calls.index("pytest system -n 3 @150/local")
     assert not (tmp_path / "runs").exists()  # the runs folder, with the suite's clusters' data, is gone
 
 
@@ -149,9 +161,8 @@ def test_the_docker_engine_a_run_starts_is_recorded_in_its_runs_folder_so_a_nest
     # state file for every run it stopped the engine the outer run's `ensure` had started, mid-tier.
     rec = Recorder()
     assert _main(monkeypatch, tmp_path, rec=rec)[0] == 0
-    states = {
-        e["EOSLAB_DOCKER_STATE"] for a, e in zip(rec.argvs, rec.envs, strict=True) if "tools/system/docker.sh" in a
-    }
+    engine = ("tools/system/docker.sh", "tools/system/prepare.sh")  # prepare.sh runs `docker.sh ensure`
+    states = {e["EOSLAB_DOCKER_STATE"] for a, e in zip(rec.argvs, rec.envs, strict=True) if set(engine) & set(a)}
     assert states == {str(tmp_path / "runs" / "dockerd.state")}
     monkeypatch.setenv("EOSLAB_DOCKER_STATE", "/var/run/eoslab-dockerd.state")  # the shell's own engine
     other = Recorder()
@@ -172,6 +183,20 @@ def test_the_course_tier_leaves_the_site_test_to_make_site_test_unless_it_is_nam
     assert "--ignore=tests/browser/test_site.py" not in named and "tests/browser/test_site.py" in named
 
 
+def test_a_failed_system_set_up_stops_the_course_tier_and_a_failed_site_fails_the_run_after_the_system_tier(
+    monkeypatch, tmp_path
+) -> None:
+    rc, calls = _main(monkeypatch, tmp_path, fail="prepare.sh")
+    assert rc == 1 and "pytest cluster -n 3 @150/local" in calls
+    assert not any(c.startswith("pytest course") for c in calls)
+    rc, calls = _main(monkeypatch, tmp_path, fail="site-test")
+    assert rc == 1 and calls.index("pytest system -n 3 @150/local") > calls.index(
+        "start make --no-print-directory site-test @150/local"
+    )
+    rc, calls = _main(monkeypatch, tmp_path, "course", fail="site-test")  # no system tier: the site is the end
+    assert rc == 1 and "start bash tools/system/prepare.sh docker @150/local" in calls
+
+
 def test_a_failing_tier_stops_the_run_and_its_clusters_still_stop(monkeypatch, tmp_path) -> None:
     rc, calls = _main(monkeypatch, tmp_path, fail="pytest cluster")
     assert rc == 1
@@ -187,7 +212,7 @@ def test_a_cluster_that_does_not_start_fails_its_tier_and_is_stopped(monkeypatch
 
 def test_one_tier_alone_and_its_arguments(monkeypatch, tmp_path) -> None:
     rc, calls = _main(monkeypatch, tmp_path, "system", "--", "-k", "image")
-    assert rc == 0 and [c for c in calls if c.startswith("pytest")] == ["pytest system -n 2 @150/local"]
+    assert rc == 0 and [c for c in calls if c.startswith("pytest")] == ["pytest system -n 3 @150/local"]
     assert "eoslab.cli image ensure --lab @150/local" in calls  # built here when no course tier built it
     with pytest.raises(SystemExit, match="not a tier: units"):
         suite.main(["units"])
