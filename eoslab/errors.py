@@ -52,7 +52,7 @@ here; tests/unit/test_public_api.py checks this drawing against the classes)::
     │   ├── WorkloadError       eoslab.runs: a workload or matrix that cannot be run as given
     │   └── HistoryFormatError  eoslab.history: a history or final-read file the recorder did not write
     ├── GradingError            a lab cannot be graded, or its grading failed
-    │   ├── CheckFailed         eoslab.grading: a lab check failed (its message is the verdict)
+    │   ├── CheckFailed         eoslab.labcheck: a lab check failed (its message is the verdict)
     │   └── CellFailed          eoslab.grading.lab05: the learner's loop did not get through a fault cell
     └── WaitTimeout             a wait ran out: what it waited for, what it last saw (also a TimeoutError)
 """

@@ -3,7 +3,7 @@
 Every cluster the suite starts sits at the suite's base offset plus a fixed step (:data:`PLAN`), and that base
 is exported as ``EOSLAB_PORT_OFFSET`` to every tier: worker gwK's cluster is +K*5000 from it
 (tests/worker_clusters.py), the course tier's docker clusters +500, the bad-input cases +750, the classroom
-test's second grading cluster +2500 (eoslab/grading/_clusters.py), the course in the lab container +4000 (its
+test's second grading cluster +2500 (eoslab/classroom/_clusters.py), the course in the lab container +4000 (its
 JupyterLab on 8888 + that offset).
 
 A learner's cluster runs at offset 0 (``make lab``, ``eoslab up``, ``docker compose --profile lab up``), or at
@@ -39,7 +39,7 @@ DOCKER_STEP = 500
 SPARE_STEP = 750
 """Clusters that must never start (bad input)."""
 GRADING_STEP = 2500
-"""The classroom test's second grading cluster (eoslab/grading/_clusters.py: SLOT_BASE + SLOT_STEP)."""
+"""The classroom test's second grading cluster (eoslab/classroom/_clusters.py: SLOT_BASE + SLOT_STEP)."""
 LAB_STEP = 4000
 """The course in the lab container (tests/browser/test_course_in_lab_container.py), its JupyterLab at 8888 + it."""
 MAX_WORKERS = 3

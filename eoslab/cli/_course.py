@@ -173,7 +173,7 @@ def cmd_course(args: argparse.Namespace) -> int:
 
 def _course_parser(sub: Subparsers) -> None:
     from eoslab.course import LAB_MINUTES_PER_TASK, NOTEBOOK_LIMIT, READING_WPM, TIMES_FILE
-    from eoslab.grading import CELL_TIMEOUT
+    from eoslab.labcheck import CELL_TIMEOUT
 
     course = sub.add_parser("course", help="the course's own facts: `eoslab course time`")
     course.set_defaults(func=cmd_course)

@@ -10,16 +10,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from eoslab.classroom import NOTEBOOK_LIMIT
 from eoslab.cli._common import Registrar, Subparsers, backend_name
-from eoslab.grading import CELL_TIMEOUT, NOTEBOOK_LIMIT
+from eoslab.labcheck import CELL_TIMEOUT
 
 
 def _grade_class(args: argparse.Namespace) -> int:
-    from eoslab import grading
+    from eoslab import classroom
 
     root = Path(args.class_dir)
     try:
-        book = grading.grade_class(
+        book = classroom.grade_class(
             root,
             rerun=args.rerun,
             course=args.course,
@@ -50,7 +51,7 @@ def _grade_class(args: argparse.Namespace) -> int:
 
 def _classroom(labs: Path) -> int:
     """One ``labNN=<base64>`` line per lab, for ``$GITHUB_OUTPUT``: GitHub Classroom's reporter reads them."""
-    from eoslab.grading import classroom_outputs
+    from eoslab.classroom import classroom_outputs
 
     for runner, encoded in classroom_outputs(labs).items():
         print(f"{runner}={encoded}")
@@ -58,7 +59,7 @@ def _classroom(labs: Path) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from eoslab import grading
+    from eoslab import labcheck
 
     if args.class_dir:
         return _grade_class(args)
@@ -69,7 +70,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
             "eoslab: give a lab notebook (eoslab grade labs/lab01_idempotence.ipynb) or --class DIR.", file=sys.stderr
         )
         return 2
-    report = grading.grade_notebook(args.notebook, cell_timeout=args.cell_timeout)
+    report = labcheck.grade_notebook(args.notebook, cell_timeout=args.cell_timeout)
     print(report.table())
     print(f"report: {Path(args.notebook).with_suffix('.report.json')}")
     return 0 if report.score == report.max_score else 1
@@ -126,7 +127,7 @@ def _grade_parser(sub: Subparsers) -> None:
 
 def cmd_labs(args: argparse.Namespace) -> int:
     from eoslab._paths import project_root
-    from eoslab.grading import generate_labs
+    from eoslab.classroom import generate_labs
 
     root = project_root() or Path.cwd()
     changed = generate_labs(root, check=args.check)
@@ -172,7 +173,7 @@ def _learner_name(args: argparse.Namespace) -> str | None:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from eoslab import grading
+    from eoslab import classroom
     from eoslab.course import course_root
     from eoslab.runs import runs_dir
 
@@ -181,7 +182,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print('eoslab: give your name with --name "Your Name" (as your instructor knows you).', file=sys.stderr)
         return 2
     course = Path(args.course) if args.course else course_root()
-    archive = grading.write_submission(
+    archive = classroom.write_submission(
         course,
         learner=name,
         dest=Path(args.out) if args.out else Path.cwd(),

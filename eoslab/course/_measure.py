@@ -36,7 +36,7 @@ from eoslab.course._timing import TIMES_FILE, NotebookTimes, read_times
 
 NOTEBOOK_LIMIT = 1800.0
 """Seconds for a whole notebook. A module runs in minutes on 2 cores; half an hour means something hangs
-without any one cell reaching its own limit (``eoslab.grading.CELL_TIMEOUT``, nbval's 120 s in `make test`)."""
+without any one cell reaching its own limit (``eoslab.labcheck.CELL_TIMEOUT``, nbval's 120 s in `make test`)."""
 
 _THIS_PYTHON = "eoslab-this-python"
 
@@ -90,7 +90,7 @@ def measure_times(
     ``cell_timeout`` defaults to the grader's per-cell limit.
     """
     from eoslab._progress import advance, progress_bar
-    from eoslab.grading import CELL_TIMEOUT
+    from eoslab.labcheck import CELL_TIMEOUT
 
     cell_timeout = cell_timeout or CELL_TIMEOUT
     path = times_file or root / TIMES_FILE

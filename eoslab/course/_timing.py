@@ -172,7 +172,7 @@ def timed(stretch: Stretch, seconds: Mapping[str, float], wpm: float) -> Timed:
 
 
 def lab_time(root: Path, lab: Path, times: Mapping[str, NotebookTimes], minutes_per_task: float) -> LabTime:
-    from eoslab.grading import graded_cells
+    from eoslab.labcheck import graded_cells
 
     nb = read_notebook(lab)
     seconds = _cells(times, key(root, lab))

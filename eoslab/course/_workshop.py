@@ -280,7 +280,7 @@ def pack(
     progress: Callable[[str], None] = print,
 ) -> PackResult:
     """Write ``dest/learner`` and ``dest/instructor`` (see the module docstring)."""
-    from eoslab.grading import generate_labs
+    from eoslab.classroom import generate_labs
 
     dest = dest.resolve()
     learner, instructor = dest / "learner", dest / "instructor"

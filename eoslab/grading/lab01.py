@@ -18,7 +18,7 @@ from eoslab.cluster import Cluster
 from eoslab.demos import idempotent as demo
 from eoslab.faults import Proxy, demo_producer_config
 from eoslab.grading import _lab01_cases as cases
-from eoslab.grading._checks import CheckFailed, Verdict, guarded, verdict
+from eoslab.labcheck import CheckFailed, Verdict, guarded, verdict
 
 WORDS = ("apple", "birch", "cedar", "delta", "ember", "fjord", "grove", "heron", "inlet", "juniper", "kelp", "larch")
 """Record values of the duplicate scenario (each run draws its own, suffixed with the run id)."""

@@ -23,7 +23,7 @@ from eoslab.demos.pid_ranges import (
     wait_for_grant,
     wait_for_grants,
 )
-from eoslab.grading._checks import Verdict, guarded, verdict
+from eoslab.labcheck import Verdict, guarded, verdict
 
 EDGES = (0, 1, 999, 1000, 1999, 2000, 123456)
 

@@ -19,7 +19,7 @@ from eoslab.cluster import Cluster
 from eoslab.demos import transactions as txn
 from eoslab.faults import Proxy
 from eoslab.grading import _lab03 as setup
-from eoslab.grading._checks import Verdict, guarded, verdict
+from eoslab.labcheck import Verdict, guarded, verdict
 
 KINDS = setup.INTERNAL
 

@@ -16,7 +16,7 @@ from typing import Any
 from eoslab import inspect as ins
 from eoslab.cluster import Cluster
 from eoslab.grading import _lab04 as setup
-from eoslab.grading._checks import Verdict, guarded, verdict
+from eoslab.labcheck import Verdict, guarded, verdict
 
 ISOLATIONS = ("read_uncommitted", "read_committed")
 

@@ -22,9 +22,9 @@ from eoslab.cluster import Cluster
 from eoslab.demos.pipeline import PipelineError, write_loop
 from eoslab.grading import _lab05 as cells
 from eoslab.grading import _lab05_cells as scenarios
-from eoslab.grading._checks import Verdict, guarded, verdict
 from eoslab.grading._lab05 import CellFailed
 from eoslab.history import Committed, read_history
+from eoslab.labcheck import Verdict, guarded, verdict
 
 EXPECTED = "every input's output read once under read_committed, none lost, no aborted read, no anomaly"
 

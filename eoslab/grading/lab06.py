@@ -24,7 +24,6 @@ from typing import Any
 import pandas as pd
 
 from eoslab.grading import _heldout
-from eoslab.grading._checks import Verdict, guarded, verdict
 from eoslab.grading._lab06_figures import PCT_ABS_TOL_MS as PCT_ABS_TOL_MS
 from eoslab.grading._lab06_figures import PCT_REL_TOL as PCT_REL_TOL
 from eoslab.grading._lab06_figures import RIGHT
@@ -34,6 +33,7 @@ from eoslab.grading._lab06_figures import cost_answers as cost_answers
 from eoslab.grading._lab06_figures import e2e_answers as e2e_answers
 from eoslab.grading._lab06_figures import spread_answers as spread_answers
 from eoslab.grading._lab06_figures import tail_answers as tail_answers
+from eoslab.labcheck import Verdict, guarded, verdict
 from eoslab.runs import read_table, runs_dir
 
 # The reference figures (pandas) and the wrong decisions they are told apart from live in _lab06_figures: the

@@ -25,7 +25,7 @@ from eoslab.cluster import Cluster
 from eoslab.demos.production import MISTAKES, ProgramRun, run_program, write_source
 from eoslab.demos.production import program as program_source
 from eoslab.errors import GradingError
-from eoslab.grading._checks import Verdict, guarded, verdict
+from eoslab.labcheck import Verdict, guarded, verdict
 
 CASES = 3
 """Programs a learner is handed, drawn from the five mistakes."""

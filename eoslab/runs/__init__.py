@@ -1,6 +1,6 @@
 """The recorded runs of the course's measurements: their format, folders, writing, reading, and the
-workloads they measure. ``eoslab.bench`` writes them; ``eoslab.analysis`` (PySpark) and
-``eoslab.grading`` (pandas) read them, never the process that wrote them, so a class's runs can be
+workloads they measure. ``eoslab.bench`` writes them; ``eoslab.analysis`` (PySpark), ``eoslab.grading``
+and ``eoslab.classroom`` (pandas) read them, never the process that wrote them, so a class's runs can be
 collected and analysed elsewhere::
 
     runs/<run_id>/params.parquet    one row per workload (every batching setting, explicit)

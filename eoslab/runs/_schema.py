@@ -2,7 +2,7 @@
 
 A writer may add columns (a newer kit records more); it may not leave one of these
 out. :func:`eoslab.runs.write_run` refuses a run that does, so a reader (PySpark in
-``eoslab.analysis``, pandas in ``eoslab.grading``) never meets a half-schema.
+``eoslab.analysis``, pandas in ``eoslab.grading`` and ``eoslab.classroom``) never meets a half-schema.
 
 Format 2 (this kit) measures throughput in rounds: a saturation row per mode and round.
 Format 1 runs (one saturation per mode, its timer started before the producer had

@@ -25,9 +25,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from eoslab.grading import lab_from_solution, write_submission
-from eoslab.grading._clusters import slot_env, slot_runs
-from eoslab.grading._exports import FEEDBACK, LMS_CSV
+from eoslab.classroom import lab_from_solution, write_submission
+from eoslab.classroom._clusters import slot_env, slot_runs
+from eoslab.classroom._exports import FEEDBACK, LMS_CSV
 from tests.formats import read_canvas_gradebook
 
 ROOT = Path(__file__).resolve().parents[2]

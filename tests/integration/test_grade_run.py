@@ -6,7 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from eoslab.grading import grade_notebook, lab_from_solution
+from eoslab.classroom import lab_from_solution
+from eoslab.labcheck import grade_notebook
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "grading"
 CELL_TIMEOUT = 20
@@ -90,7 +91,7 @@ def test_class_gradebook_with_rerun_survives_a_broken_notebook(tmp_path):
 
 def test_class_accepts_notebooks_or_reports_and_flags_a_borrowed_report(tmp_path):
     """ana hands in only her notebook (graded now); bo hands in his own notebook with ana's report."""
-    from eoslab.grading import collect, summary
+    from eoslab.classroom import collect, summary
 
     ana, bo = tmp_path / "ana", tmp_path / "bo"
     ana.mkdir()

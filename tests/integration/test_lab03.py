@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from eoslab.grading import grade_notebook
+from eoslab.labcheck import grade_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive]
@@ -30,7 +30,7 @@ def test_untouched_lab_fails_at_every_graded_cell_and_nowhere_else(healed, tmp_p
     report = grade_notebook(nb)
     assert [(t.task, t.passed) for t in report.tasks] == [(f"t{i}", False) for i in range(1, 7)], report.table()
     assert report.other_errors == []  # TODO cells never raise
-    # every answer is still the lab's TODO: each check says so at once, before its experiment (_unstarted)
+    # every answer is still the lab's TODO: each check says so at once, before its experiment (labcheck._not_started)
     assert all(re.search(r"still (None, as the lab left it|the lab's TODO stub)", t.message) for t in report.tasks), (
         report.table()
     )

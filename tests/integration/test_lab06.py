@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from eoslab.grading import grade_notebook
+from eoslab.labcheck import grade_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "lab06_cost.ipynb"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from eoslab.grading import grade_notebook
+from eoslab.labcheck import grade_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive]

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from eoslab.grading import CheckFailed, graded_cells
+from eoslab.labcheck import CheckFailed, graded_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS_DIR = Path(__file__).resolve().parent / "wrong_answers"
@@ -136,8 +136,8 @@ UNSTARTED = r"still (None, as the lab left it|the lab's TODO stub)"
 @pytest.mark.parametrize("lab", ["lab06"])
 def test_the_untouched_lab_refuses_every_check_at_once(healed, lab):
     """The untouched lab's checks, each in the state the lab's own cells leave (its TODOs): every graded task
-    fails, saying the answer is still the lab's TODO (``_unstarted``), before any experiment. Lab 06's is here,
-    in the kernel state its wrong answers already set up, not in a Spark kernel of its own (labs 01-05 grade
+    fails, saying the answer is still the lab's TODO (``labcheck._not_started``), before any experiment. Lab 06's is
+    here, in the kernel state its wrong answers already set up, not in a Spark kernel of its own (labs 01-05 grade
     their untouched lab through ``grade_notebook`` in test_labNN.py)."""
     nb = _notebook("labs", lab)
     checks = {c["id"]: _source(c) for c in nb["cells"] if c["cell_type"] == "code"}

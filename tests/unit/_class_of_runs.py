@@ -11,7 +11,7 @@ import pytest
 from _classroom import make_course
 
 from eoslab.analysis import generate_run
-from eoslab.grading import _submission, write_submission
+from eoslab.classroom import _submission, write_submission
 
 
 def machine(i: int) -> dict[str, Any]:

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from eoslab.classroom import _submission
 from eoslab.errors import EoslabError
-from eoslab.grading import Report, TaskResult, _submission
+from eoslab.labcheck import Report, TaskResult
 
 CHECK: dict[str, Any] = {
     "cell_type": "code",

@@ -60,7 +60,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("demos",),
     ("bench",),
     ("analysis",),
+    ("labcheck",),
     ("grading",),
+    ("classroom",),
     ("course",),
     ("_lab_image",),
     ("cli",),
@@ -87,7 +89,7 @@ COURSE_MODULES: dict[str, tuple[str, ...]] = {
         "grading._lab05",
         "grading._lab05_cells",
     ),
-    "06": ("bench.producers", "bench.audit", "grading.lab06", "grading._lab06_figures"),
+    "06": ("bench.producers", "bench.audit", "grading.lab06", "grading._lab06_figures", "grading._heldout"),
     "07": ("demos.production", "grading.lab07"),
 }
 """Each course module's own code in the package (a name covers its submodules), by module number."""

@@ -17,9 +17,9 @@ from _classroom import make_course, no_jvm
 
 from eoslab import analysis as A
 from eoslab.analysis._synthetic import true_overhead
+from eoslab.classroom import class_hand_ins, load_class
+from eoslab.classroom._class_runs import machine_name
 from eoslab.errors import DataError, GradingError
-from eoslab.grading import class_hand_ins, load_class
-from eoslab.grading._classruns import machine_name
 from eoslab.runs import MATRICES
 
 TRUE = {w.label: true_overhead(w) for w in MATRICES["default"].workloads}

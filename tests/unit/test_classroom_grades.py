@@ -22,8 +22,9 @@ from _classroom import (
 )
 
 from eoslab import cli
-from eoslab.grading import Report, _classrun, grade_class, write_submission
-from eoslab.grading._classrun import Job, append_journal, pick, read_journal, runs_alone
+from eoslab.classroom import _rerun, grade_class, write_submission
+from eoslab.classroom._rerun import Job, append_journal, pick, read_journal, runs_alone
+from eoslab.labcheck import Report
 
 
 @pytest.fixture(autouse=True)
@@ -40,7 +41,7 @@ def instructor(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def nbval(monkeypatch: pytest.MonkeyPatch) -> FakeNbval:
     fake = FakeNbval()
-    monkeypatch.setattr(_classrun, "grade_notebook", fake)
+    monkeypatch.setattr(_rerun, "grade_notebook", fake)
     return fake
 
 
@@ -156,7 +157,7 @@ def test_a_class_run_interrupted_halfway_resumes_with_what_is_missing(
     (klass / "dee").mkdir()
     (klass / "dee" / "lab04_b.ipynb").write_text("{ not a notebook")
     first = FakeNbval(interrupt_at=4)
-    monkeypatch.setattr(_classrun, "grade_notebook", first)
+    monkeypatch.setattr(_rerun, "grade_notebook", first)
     with pytest.raises(KeyboardInterrupt):
         grade_class(klass, course=instructor, workers=0, progress=quiet)
     # the three lab04s graded, dee's refused before any nbval run (not a notebook), the 4th nbval run interrupted
@@ -164,7 +165,7 @@ def test_a_class_run_interrupted_halfway_resumes_with_what_is_missing(
     assert len(first.calls) == 4 and "dee/lab04_b.ipynb" not in first.calls
 
     second = FakeNbval()
-    monkeypatch.setattr(_classrun, "grade_notebook", second)
+    monkeypatch.setattr(_rerun, "grade_notebook", second)
     book = grade_class(klass, course=instructor, workers=0, progress=quiet)
     assert sorted(second.calls) == sorted(set(second.calls))
     assert set(first.calls[:3]).isdisjoint(second.calls) and first.calls[3] in second.calls
@@ -178,7 +179,7 @@ def test_a_class_run_interrupted_halfway_resumes_with_what_is_missing(
     }
 
     third = FakeNbval()
-    monkeypatch.setattr(_classrun, "grade_notebook", third)
+    monkeypatch.setattr(_rerun, "grade_notebook", third)
     (klass / "dee" / "lab04_b.ipynb").write_text(notebook(42))  # a changed notebook: another sha256
     book = grade_class(klass, course=instructor, workers=0, progress=quiet)
     assert third.calls == ["dee/lab04_b.ipynb"] and book_rows(klass)[("dee", "lab04_b.ipynb")]["score"] == "2.0"
@@ -189,7 +190,7 @@ def test_ctrl_c_between_a_journal_line_and_the_gradebook_leaves_the_gradebook_eq
 ) -> None:
     """Seen in CI: Ctrl-C landed after the second journal line and before the gradebook's rewrite, and the
     gradebook the instructor opened lacked a notebook the journal (and the next run) counted as graded."""
-    from eoslab.grading import _classbook
+    from eoslab.classroom import _class_grades
 
     klass = tmp_path / "class"
     klass.mkdir()
@@ -203,7 +204,7 @@ def test_ctrl_c_between_a_journal_line_and_the_gradebook_leaves_the_gradebook_eq
         if len(lines) == 2:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(_classbook, "append_journal", append_then_interrupt)
+    monkeypatch.setattr(_class_grades, "append_journal", append_then_interrupt)
     with pytest.raises(KeyboardInterrupt):
         grade_class(klass, course=instructor, workers=0, progress=quiet)
     journal = read_journal(klass / "gradebook.jsonl")
@@ -266,7 +267,7 @@ def test_lab06_is_graded_on_the_learners_own_runs(
         seen.append(os.environ["EOSLAB_RUNS"])
         return Report(path.name, "s", "t", "now", 0.0, [])
 
-    monkeypatch.setattr(_classrun, "grade_notebook", fake)
+    monkeypatch.setattr(_rerun, "grade_notebook", fake)
     monkeypatch.setenv("EOSLAB_RUNS", "/the/instructors/runs")
     (tmp_path / "ana" / "runs").mkdir(parents=True)
     (tmp_path / "ana" / "lab06_cost.ipynb").write_text(notebook(1))

@@ -13,10 +13,10 @@ import pytest
 from _classroom import Clock, make_course, no_jvm, notebook, tampered
 
 from eoslab import cli
+from eoslab.classroom import _submission, grade_class, unpack_submission, write_submission
+from eoslab.classroom._hand_ins import FOLDER_CHECK, gather
+from eoslab.classroom._submission import MANIFEST, read_manifest
 from eoslab.errors import EoslabError
-from eoslab.grading import _submission, grade_class, unpack_submission, write_submission
-from eoslab.grading._handins import FOLDER_CHECK, gather
-from eoslab.grading._submission import MANIFEST, read_manifest
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from eoslab.grading import generate_labs, graded_cells
+from eoslab.classroom import generate_labs
+from eoslab.labcheck import graded_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p for d in ("notebooks", "labs", "solutions", "instructor") for p in (ROOT / d).glob("*.ipynb"))

@@ -14,7 +14,7 @@ import pytest
 
 from eoslab.course import course_time, time_table
 from eoslab.course._reading import read_notebook, task_span
-from eoslab.grading import Report, graded_cells, score
+from eoslab.labcheck import Report, graded_cells, score
 
 ROOT = Path(__file__).resolve().parents[2]
 LABS = sorted((ROOT / "solutions").glob("lab*.ipynb")) + sorted((ROOT / "labs").glob("lab*.ipynb"))

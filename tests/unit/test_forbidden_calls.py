@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from eoslab.grading import CheckFailed, _forbidden, _scan, score
+from eoslab.labcheck import CheckFailed, _forbidden, scan, score
 
 ROOT = Path(__file__).resolve().parents[2]
 RULE = "compute this yourself"
@@ -52,7 +52,7 @@ def _imports_of_the_lab(lab: str) -> dict[str, Any]:
 def _check_call(check: str) -> tuple[str, list[str]]:
     call = ast.parse(check).body[0]
     assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
-    func = _scan.chain(call.value.func)
+    func = scan.chain(call.value.func)
     assert func is not None
     return func[0], [a.id for a in call.value.args if isinstance(a, ast.Name)]
 
@@ -107,11 +107,11 @@ def test_no_solution_and_no_untouched_lab_is_refused(lab: str) -> None:
 
 def test_every_forbidden_name_is_a_real_object_of_the_kit() -> None:
     for module, tasks in _forbidden.FORBIDDEN.items():
-        assert _scan.kit_object(module) is not None, module
+        assert scan.kit_object(module) is not None, module
         for task, entries in tasks.items():
             for entry in entries:
                 if entry.startswith("eoslab."):
-                    assert _scan.kit_object(entry) is not None, f"{module} {task}: {entry}"
+                    assert scan.kit_object(entry) is not None, f"{module} {task}: {entry}"
 
 
 def _lab03_with(answer: str, *, before: str = "") -> dict[str, Any]:

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from _classroom import FakeNbval, instructor_course, make_course, no_jvm, quiet
 
-from eoslab.grading import _classrun, classroom_outputs, grade_class, write_submission
-from eoslab.grading._exports import FEEDBACK, LMS_CSV, feedback_name
+from eoslab.classroom import _rerun, classroom_outputs, grade_class, write_submission
+from eoslab.classroom._exports import FEEDBACK, LMS_CSV, feedback_name
 from tests.formats import read_canvas_gradebook, read_classroom_outputs
 
 
@@ -27,7 +27,7 @@ def _no_jvm(monkeypatch: pytest.MonkeyPatch) -> None:
 def graded_class(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Ana solves labs 01 and 04, Bo gets lab 01 wrong and hands in nothing else, "Cy Ö" solves lab 04 only; an
     unreadable archive lies beside them. The course has labs 01, 04 and 06 (2 points each)."""
-    monkeypatch.setattr(_classrun, "grade_notebook", FakeNbval())
+    monkeypatch.setattr(_rerun, "grade_notebook", FakeNbval())
     instructor = instructor_course(tmp_path / "instructor")
     klass = tmp_path / "class"
     klass.mkdir()

@@ -6,19 +6,11 @@ from typing import Any
 
 import pytest
 
+from eoslab.classroom import collect, lab_from_solution, strip_solution, summary, write_gradebook
+from eoslab.classroom._gradebook import read_report
 from eoslab.errors import EoslabError, GradingError
-from eoslab.grading import (
-    CheckFailed,
-    collect,
-    lab_from_solution,
-    score,
-    strip_solution,
-    summary,
-    verdict,
-    write_gradebook,
-)
-from eoslab.grading._checks import GRADE_LOG_ENV, guarded
-from eoslab.grading._gradebook import read_report
+from eoslab.labcheck import CheckFailed, score, verdict
+from eoslab.labcheck._checks import GRADE_LOG_ENV, guarded
 
 
 def test_solution_region_becomes_its_stub():

@@ -15,9 +15,9 @@ import pytest
 from _classroom import FakeNbval, instructor_course, notebook, quiet
 
 from eoslab import cli
-from eoslab.errors import GradingError
-from eoslab.grading import _classbook, _classrun, _report, grade_class
-from eoslab.grading._classrun import (
+from eoslab.classroom import _class_grades, _rerun, grade_class
+from eoslab.classroom._clusters import GradingClusters, check_machine, most_workers, slot_env
+from eoslab.classroom._rerun import (
     Job,
     _next,
     grade_job,
@@ -27,7 +27,8 @@ from eoslab.grading._classrun import (
     pick_slots,
     slots_wanted,
 )
-from eoslab.grading._clusters import GradingClusters, check_machine, most_workers, slot_env
+from eoslab.errors import GradingError
+from eoslab.labcheck import _report
 
 # -- the slots' ports and folders ---------------------------------------------------------------------------
 
@@ -74,7 +75,7 @@ def test_memory_for_the_clusters_is_checked_and_more_clusters_than_cores_is_a_wa
 
 
 def _job(name: str, runs: Path | None = Path("runs"), learner: str = "x") -> Job:
-    return Job(learner, Path(name), "s", runs, _classrun.runs_alone(name, runs))
+    return Job(learner, Path(name), "s", runs, _rerun.runs_alone(name, runs))
 
 
 def test_labs_that_run_alone_on_one_cluster_run_side_by_side_on_clusters_of_their_own() -> None:
@@ -100,7 +101,7 @@ def test_lab06_without_runs_has_the_machine_to_itself() -> None:
 def test_one_spark_session_at_a_time_and_another_lab_takes_its_slot_meanwhile() -> None:
     s1, s2 = _job("lab06_a.ipynb", learner="ana"), _job("lab06_a.ipynb", learner="bo")
     l3, l5 = _job("lab03_a.ipynb"), _job("lab05_a.ipynb")
-    assert _classrun.uses_spark(s1) and not _classrun.uses_spark(_job("lab06_a.ipynb", runs=None))
+    assert _rerun.uses_spark(s1) and not _rerun.uses_spark(_job("lab06_a.ipynb", runs=None))
     assert pick_slots([s1, s2, l3], {}, {0, 1}, spark_at_once=1) == [(s1, 0), (l3, 1)]
     assert pick_slots([s2, l5], {0: s1}, {0, 1}, spark_at_once=1) == [(l5, 1)]  # s2 waits, not l5 behind it
     assert pick_slots([s2], {0: s1}, {0, 1}, spark_at_once=1) == []
@@ -347,11 +348,11 @@ def test_grade_class_grades_on_clusters_of_their_own_with_two_workers_or_more(
     def pool(jobs: list[Job], workers: int, grade: Any, done: Any, slots: Any = None) -> None:
         pools.append(([f"{j.learner}/{j.notebook.name}" for j in jobs], workers, slots))
         for j in jobs:
-            done(j, _classrun.result_row(j, FakeNbval()(j.notebook, timeout=1, cell_timeout=1, write=False)))
+            done(j, _rerun.result_row(j, FakeNbval()(j.notebook, timeout=1, cell_timeout=1, write=False)))
 
-    monkeypatch.setattr(_classbook, "run_pool", pool)
-    monkeypatch.setattr(_classbook, "GradingClusters", _FakeClusters)
-    monkeypatch.setattr(_classbook, "check_machine", lambda n, mem, cores: None)
+    monkeypatch.setattr(_class_grades, "run_pool", pool)
+    monkeypatch.setattr(_class_grades, "GradingClusters", _FakeClusters)
+    monkeypatch.setattr(_class_grades, "check_machine", lambda n, mem, cores: None)
     _FakeClusters.made = []
     book = grade_class(klass, course=instructor, workers=3, progress=quiet)
     slots = _FakeClusters.made[0]
@@ -376,15 +377,17 @@ def test_grade_class_grades_on_clusters_of_their_own_with_two_workers_or_more(
 def test_the_command_line_grades_on_clusters_of_their_own_unless_one_cluster(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from eoslab import grading
+    from eoslab import classroom
 
     got: list[dict[str, Any]] = []
 
     def fake(root: Path, **kw: Any) -> Any:
         got.append(kw)
-        return _classbook.ClassGrades([], root / "gradebook.csv", "text", 2, 0, [], {1: 30.4} if kw["workers"] else {})
+        return _class_grades.ClassGrades(
+            [], root / "gradebook.csv", "text", 2, 0, [], {1: 30.4} if kw["workers"] else {}
+        )
 
-    monkeypatch.setattr(grading, "grade_class", fake)
+    monkeypatch.setattr(classroom, "grade_class", fake)
     assert cli.main(["grade", "--class", str(tmp_path), "--workers", "2"]) == 0
     assert cli.main(["--backend", "docker", "grade", "--class", str(tmp_path), "--workers", "3", "--one-cluster"]) == 0
     assert [(k["workers"], k["clusters"], k["backend"]) for k in got] == [(2, "own", "local"), (3, "one", "docker")]

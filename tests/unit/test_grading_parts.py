@@ -11,8 +11,10 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from eoslab import inspect as ins
+from eoslab.classroom import _gradebook, collect
 from eoslab.errors import EoslabError
-from eoslab.grading import CheckFailed, _gradebook, collect, lab01, lab02, lab03
+from eoslab.grading import lab01, lab02, lab03
+from eoslab.labcheck import CheckFailed
 
 # -- the gradebook grades what has no report, and a broken notebook costs only its learner ------------
 

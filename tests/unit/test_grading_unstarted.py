@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from eoslab.grading import CheckFailed, guarded, verdict
-from eoslab.grading._unstarted import stub_body, unstarted
+from eoslab.labcheck import CheckFailed, guarded, verdict
+from eoslab.labcheck._not_started import stub_body, unstarted
 
 ROOT = Path(__file__).resolve().parents[2]
 

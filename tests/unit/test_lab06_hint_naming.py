@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from eoslab.grading import CheckFailed, _heldout, lab06
+from eoslab.grading import _heldout, lab06
 from eoslab.grading._lab06_figures import RIGHT
+from eoslab.labcheck import CheckFailed
 
 ALL_KINDS = "every kind of sample is in"
 UNCOMMITTED = "the read_uncommitted samples are taken"

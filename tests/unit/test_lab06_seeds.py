@@ -29,8 +29,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eoslab.grading import CheckFailed, lab06
+from eoslab.grading import lab06
 from eoslab.grading._heldout import heldout
+from eoslab.labcheck import CheckFailed
 from eoslab.runs import read_table
 
 ROOT = Path(__file__).resolve().parents[2]

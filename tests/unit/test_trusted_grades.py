@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from _classroom import CHECK, FakeNbval, book_rows, instructor_course, notebook, quiet
 
+from eoslab.classroom import _rerun, _trusted, grade_class, lab_from_solution
 from eoslab.errors import GradingError
-from eoslab.grading import _classrun, _nbval_plugin, _trusted, grade_class, lab_from_solution
+from eoslab.labcheck import _nbval_plugin
 
 ROOT = Path(__file__).resolve().parents[1].parent
 LAB = "lab03_transactions.ipynb"
@@ -104,7 +105,7 @@ def test_a_notebook_whose_graded_cells_do_not_match_the_course_is_refused_in_one
         ("lab03.check_coordinators = lambda cluster, f: None", "assigns lab03.check_coordinators, a part of the kit"),
         ("setattr(lab03, 'check_visible', print)", "assigns lab03.check_visible, a part of the kit"),
         ("vars(lab03)['check_visible'] = print", r"assigns vars\(lab03\)\['check_visible'\]"),
-        ("from eoslab.grading import _checks\n_checks.verdict = print", "assigns _checks.verdict"),
+        ("from eoslab.labcheck import _checks\n_checks.verdict = print", "assigns _checks.verdict"),
         ("from eoslab.grading import verdict\nverdict.__defaults__ = ()", "assigns verdict.__defaults__"),
         (
             "import eoslab.grading.lab03 as g\ng.check_visible.__code__ = (lambda: 0).__code__",
@@ -193,7 +194,7 @@ def test_the_rerun_runs_the_courses_check_cells_and_scores_tampering_0(
         (klass / who).mkdir(parents=True)
         (klass / who / "lab01_a.ipynb").write_text(nb)
     nbval = Recording()
-    monkeypatch.setattr(_classrun, "grade_notebook", nbval)
+    monkeypatch.setattr(_rerun, "grade_notebook", nbval)
 
     grade_class(klass, course=course, workers=0, progress=quiet)
 
@@ -209,7 +210,7 @@ def test_the_rerun_runs_the_courses_check_cells_and_scores_tampering_0(
 
 def test_a_course_without_labs_is_refused_before_anything_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "class" / "ana").mkdir(parents=True)
-    monkeypatch.setattr(_classrun, "grade_notebook", FakeNbval())
+    monkeypatch.setattr(_rerun, "grade_notebook", FakeNbval())
     with pytest.raises(GradingError, match="holds no solutions/ or labs/"):
         grade_class(tmp_path / "class", course=tmp_path / "nowhere", workers=0, progress=quiet)
     assert not (tmp_path / "class" / "gradebook.csv").exists()

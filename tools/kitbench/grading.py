@@ -11,7 +11,7 @@ busy the machine was; and whether the two gradebooks agree (the exit code is 1 w
 ``runs/grading-<run_id>/``: the figures (``grading.json``), the report and both journals. No ``summary.parquet``
 there, so module 06's readers pass the folder by.
 
-It grades with :func:`eoslab.grading.grade_class` itself; a unit test hands in a stand-in (``grade=``).
+It grades with :func:`eoslab.classroom.grade_class` itself; a unit test hands in a stand-in (``grade=``).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from typing import Any
 import psutil
 
 from eoslab._progress import progress_bar
+from eoslab.classroom import grade_class
 from eoslab.cluster import Cluster
 from eoslab.errors import SetupError
-from eoslab.grading import grade_class
 from eoslab.runs import FORMAT, describe_machine, new_run_id, run_folders, run_format, runs_dir
 from tools.kitbench.targets import CLASS_GRADING_MIN, CLASS_LEARNERS, GRADING_WORKERS_RATIO
 
@@ -40,7 +40,7 @@ LABS = ("lab01", "lab02", "lab03", "lab04", "lab05", "lab06")
 JOURNAL = "gradebook.jsonl"
 
 GradeClass = Callable[..., Any]
-"""``eoslab.grading.grade_class``: (class folder, course=, workers=, progress=) -> its ClassGrades."""
+"""``eoslab.classroom.grade_class``: (class folder, course=, workers=, progress=) -> its ClassGrades."""
 
 
 def chosen_labs(text: str | None) -> tuple[tuple[str, ...], list[str]]:

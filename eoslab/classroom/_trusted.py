@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from eoslab.classroom._labgen import lab_from_solution
 from eoslab.errors import GradingError
-from eoslab.grading import _scan as scan
-from eoslab.grading._labgen import lab_from_solution
+from eoslab.labcheck import scan
 
 RERUN = "rerun"
 """The folder, beside a learner's ``labs/`` in the class's work folder, of the notebooks as rerun."""

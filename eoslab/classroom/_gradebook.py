@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from eoslab.errors import EoslabError, GradingError
-from eoslab.grading._report import CELL_TIMEOUT, grade_notebook
+from eoslab.labcheck import CELL_TIMEOUT, grade_notebook
 
 NOTEBOOK_LIMIT = 900.0
 """Per-notebook limit for --rerun: a lab runs in ~3 min here; 15 min means it hangs."""

@@ -5,7 +5,7 @@ A graded cell is a code cell whose metadata has ``{"eoslab": {"grade": {"task": 
 that is optional in a one-day workshop: graded the same, its points shown apart from the core's. A task
 passes when its cell ran to the end (not errored, not timed out, not xfailed after a timeout) AND its
 check recorded a passing verdict in the grading log AND its answer cells, read by this
-process, use no kit function that computes the answer (:mod:`eoslab.grading._forbidden`).
+process, use no kit function that computes the answer (:mod:`eoslab.labcheck._forbidden`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import Any
 
 from eoslab._version import __version__
 from eoslab.errors import EoslabError, GradingError
-from eoslab.grading._checks import GRADE_LOG_ENV
-from eoslab.grading._forbidden import forbidden_answers
-from eoslab.grading._nbval_plugin import OUTCOMES_ENV
+from eoslab.labcheck._checks import GRADE_LOG_ENV
+from eoslab.labcheck._forbidden import forbidden_answers
+from eoslab.labcheck._nbval_plugin import OUTCOMES_ENV
 
 CELL_TIMEOUT = 120
 """Per-cell limit: a lab cell does seconds of work; two minutes means it hangs (nbval's default is 2000 s)."""
@@ -113,7 +113,7 @@ def _run_nbval(
         "--nbval-current-env",
         f"--nbval-cell-timeout={cell_timeout}",
         "-p",
-        "eoslab.grading._nbval_plugin",
+        "eoslab.labcheck._nbval_plugin",
         "-p",
         "no:cacheprovider",
         "-q",

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from eoslab.classroom._hand_ins import HandIn, gather
 from eoslab.errors import GradingError
-from eoslab.grading._handins import HandIn, gather
 from eoslab.runs import FORMAT, run_folders, run_format
 
 if TYPE_CHECKING:

@@ -25,10 +25,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from eoslab.classroom._exports import lab_key
+from eoslab.classroom._gradebook import read_report
 from eoslab.errors import GradingError
-from eoslab.grading._exports import lab_key
-from eoslab.grading._gradebook import read_report
-from eoslab.grading._report import graded_cells
+from eoslab.labcheck import graded_cells
 
 RESULTS_VERSION = 1
 """The ``version`` of the results format the Classroom's graders write."""

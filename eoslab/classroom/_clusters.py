@@ -1,6 +1,6 @@
 """Grading clusters: ``eoslab grade --class --workers N`` grades on N clusters, one notebook on each at a time.
 
-On one cluster most labs must run alone (:data:`eoslab.grading._classrun.ALONE`): every Setup cell heals the
+On one cluster most labs must run alone (:data:`eoslab.classroom._rerun.ALONE`): every Setup cell heals the
 cluster, and labs 01, 02, 03 and 05 break nodes, set proxy rules or move leaders. Everything a heal touches
 belongs to one cluster (its proxy is found by its control port, its zombies and Java producers by pid files
 under its data folder), so N clusters grade N such labs side by side.

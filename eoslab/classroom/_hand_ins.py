@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eoslab.classroom._submission import read_manifest, slug, unpack_submission
 from eoslab.errors import EoslabError, GradingError
-from eoslab.grading._submission import read_manifest, slug, unpack_submission
 
 WORK = ".unpacked"
 """The work folder inside the class folder: archives unpacked, folders' notebooks copied."""

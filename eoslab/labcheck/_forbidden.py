@@ -4,7 +4,7 @@ The kit is in the learner's kernel, and some of its functions answer a task outr
 ``find_coordinator`` is ``ins.coordinator_partition`` plus a lookup). :data:`FORBIDDEN` lists them
 per check and task. Two readers enforce it, on the answer cell's source as the grader runs it:
 
-- the check itself (:func:`refusal`, called by :func:`eoslab.grading.guarded` before any work): the
+- the check itself (:func:`refusal`, called by :func:`eoslab.labcheck.guarded` before any work): the
   cell each answer function was defined in (IPython keeps every cell's source in ``linecache``), and
   the cells of the notebook's own functions it calls, resolved in the kernel's namespace;
 - ``eoslab grade`` (:func:`forbidden_answers`, in the grader's process, which the kernel cannot touch):
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from eoslab._paths import PACKAGE_DIR
-from eoslab.grading import _scan as scan
+from eoslab.labcheck import scan
 
 FORBIDDEN: dict[str, dict[str, tuple[str, ...]]] = {
     "eoslab.grading.lab01": {
@@ -147,7 +147,7 @@ def saw(entry: str, where: str) -> str:
 
 
 def message(task: str, entry: str, where: str) -> str:
-    """The report's message, as :func:`eoslab.grading.verdict` words a failed check."""
+    """The report's message, as :func:`eoslab.labcheck.verdict` words a failed check."""
     return f"saw {saw(entry, where)}. Hint: {sentence(task, entry)}"
 
 

@@ -2,8 +2,8 @@
 
 A report is checked by the sha256 of the notebook beside it, so a learner who edits both passes:
 a report can say who graded what, never how well. So the class grade is the instructor's own
-rerun of every notebook (:mod:`eoslab.grading._classrun`: parallel, resumable), with the course's
-own check cells (:mod:`eoslab.grading._trusted`: restored by id, tampering scored 0), and a
+rerun of every notebook (:mod:`eoslab.classroom._rerun`: parallel, resumable), with the course's
+own check cells (:mod:`eoslab.classroom._trusted`: restored by id, tampering scored 0), and a
 learner's report is shown beside it as ``self-reported``, never counted alone. ``rerun=False`` keeps the
 old way (reports counted when their sha256 matches); its gradebook says on every row, and its
 summary in its first line, that those grades are self-reported and untrusted.
@@ -22,8 +22,18 @@ from typing import Any
 import psutil
 
 from eoslab._version import __version__
-from eoslab.errors import GradingError
-from eoslab.grading._classrun import (
+from eoslab.classroom._clusters import GradingClusters, check_machine
+from eoslab.classroom._exports import FEEDBACK, LMS_CSV, class_labs, course_labs, write_feedback, write_lms_csv
+from eoslab.classroom._gradebook import (
+    NOTEBOOK_LIMIT,
+    check_report,
+    learner_rows,
+    read_report,
+    summary,
+    write_gradebook,
+)
+from eoslab.classroom._hand_ins import FOLDER_CHECK, HandIn, gather
+from eoslab.classroom._rerun import (
     JOURNAL,
     Job,
     OnDone,
@@ -35,19 +45,9 @@ from eoslab.grading._classrun import (
     run_pool,
     slots_wanted,
 )
-from eoslab.grading._clusters import GradingClusters, check_machine
-from eoslab.grading._exports import FEEDBACK, LMS_CSV, class_labs, course_labs, write_feedback, write_lms_csv
-from eoslab.grading._gradebook import (
-    NOTEBOOK_LIMIT,
-    check_report,
-    learner_rows,
-    read_report,
-    summary,
-    write_gradebook,
-)
-from eoslab.grading._handins import FOLDER_CHECK, HandIn, gather
-from eoslab.grading._report import CELL_TIMEOUT
-from eoslab.grading._trusted import check_course, default_course
+from eoslab.classroom._trusted import check_course, default_course
+from eoslab.errors import GradingError
+from eoslab.labcheck import CELL_TIMEOUT
 
 GRADEBOOK = "gradebook.csv"
 RERUN = "instructor rerun"
@@ -230,7 +230,7 @@ def _rerun(
     grade: tuple[float, int],
     say: Callable[[str], None] | None,
 ) -> ClassGrades:
-    """Grade what the journal lacks, the gradebook rewritten after every notebook (see ``_classrun``)."""
+    """Grade what the journal lacks, the gradebook rewritten after every notebook (see ``_rerun``)."""
     from eoslab._progress import progress_bar
 
     jobs = {h.learner: [Job.of(h.learner, nb, h.runs, course) for nb in h.notebooks] for h in hand_ins}
@@ -269,7 +269,7 @@ def _rerun(
 def _exports(
     root: Path, hand_ins: list[HandIn], jobs: dict[str, list[Job]], results: Results, course: Path
 ) -> tuple[list[Path], list[str]]:
-    """The LMS's CSV and a feedback file per learner (:mod:`eoslab.grading._exports`), and the hand-ins left
+    """The LMS's CSV and a feedback file per learner (:mod:`eoslab.classroom._exports`), and the hand-ins left
     out of them because they could not be read (no learner to name)."""
     graded = {h.learner: [results[j.key] for j in jobs[h.learner] if j.key in results] for h in hand_ins if not h.error}
     labs = class_labs(course_labs(course), graded)
@@ -318,7 +318,7 @@ def grade_class(
     of ``course`` (default: the course this kit runs from, else the current folder); without it, the
     learners' reports are counted, marked untrusted. With ``clusters="own"`` (the default) each worker
     grades on a cluster of its own: the running one and ``workers`` - 1 started for the run and stopped at
-    its end (:mod:`eoslab.grading._clusters`; the local backend only: ``backend``, default
+    its end (:mod:`eoslab.classroom._clusters`; the local backend only: ``backend``, default
     ``$EOSLAB_BACKEND``); with ``"one"`` all on the running one. ``progress`` gets a line per notebook graded
     (default: printed above the progress bar).
     """

@@ -2,7 +2,7 @@
 
 Run one after the other, 30 learners x 6 labs at 1.5-5 min each is a working day. Here a pool of
 ``workers`` processes each grades one notebook at a time through :func:`grade_notebook`. By default each
-worker grades on a cluster of its own (:mod:`eoslab.grading._clusters`: the instructor's and N-1 started for
+worker grades on a cluster of its own (:mod:`eoslab.classroom._clusters`: the instructor's and N-1 started for
 the run), scheduled by :func:`pick_slots`: only lab 06 without runs, a benchmark, has the machine to itself.
 With ``--one-cluster`` they all grade on the instructor's cluster, scheduled by :func:`pick`: that is safe
 only for labs that cannot disturb one another, and most can (see :data:`ALONE`): those run alone, one at a
@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from eoslab.classroom._trusted import default_course, trusted_copy
 from eoslab.errors import EoslabError, GradingError
-from eoslab.grading._report import Report, grade_notebook, stop_nbval_runs
-from eoslab.grading._trusted import default_course, trusted_copy
+from eoslab.labcheck import Report, grade_notebook, stop_nbval_runs
 
 SHARED: dict[str, str] = {
     "lab04": "writes random transactions to fresh topics of its own and reads them back; breaks no node, "
@@ -96,7 +96,7 @@ def runs_alone(notebook: str, runs: Path | None) -> bool:
 @dataclass(frozen=True)
 class Job:
     """One notebook to grade: whose, where (its copy in the work folder), its sha256, the learner's runs,
-    and the course whose labs its check cells are taken from (:mod:`eoslab.grading._trusted`)."""
+    and the course whose labs its check cells are taken from (:mod:`eoslab.classroom._trusted`)."""
 
     learner: str
     notebook: Path
@@ -325,7 +325,7 @@ def run_here(jobs: list[Job], grade: tuple[float, int], on_done: OnDone) -> None
 
 
 class Slots(Protocol):
-    """The clusters a run grades on (:class:`eoslab.grading._clusters.GradingClusters`)."""
+    """The clusters a run grades on (:class:`eoslab.classroom._clusters.GradingClusters`)."""
 
     def ready(self) -> set[int]: ...
 

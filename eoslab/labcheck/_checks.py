@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from eoslab.errors import GradingError
-from eoslab.grading import _forbidden
-from eoslab.grading._unstarted import unstarted
+from eoslab.labcheck import _forbidden
+from eoslab.labcheck._not_started import unstarted
 
 GRADE_LOG_ENV = "EOSLAB_GRADE_LOG"
 TODO_HINT = "finish the TODO cell above, run it, then run this check again."
@@ -88,9 +88,9 @@ def guarded(task: str, points: float = 1.0) -> Callable[[Callable[..., Verdict]]
 
     A learner's TODO left as ``None`` or an answer of the wrong type must read as a
     failed task with a hint, not a traceback from inside the kit. And before any work, an
-    answer whose cell uses a kit function that computes it (:mod:`eoslab.grading._forbidden`)
+    answer whose cell uses a kit function that computes it (:mod:`eoslab.labcheck._forbidden`)
     is refused with the rule, and an answer still as the lab left it is told so
-    (:mod:`eoslab.grading._unstarted`): the check's experiment could only confirm it.
+    (:mod:`eoslab.labcheck._not_started`): the check's experiment could only confirm it.
     """
 
     def wrap(fn: Callable[..., Verdict]) -> Callable[..., Verdict]:

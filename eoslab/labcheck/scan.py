@@ -1,8 +1,8 @@
 """A learner's cells read as code, never run: which of the kit's names they use, and how they spell them.
 
 The class rerun decides two things from the notebook itself, before or beside running it: whether a
-cell reaches into the kit to change it (:mod:`eoslab.grading._trusted`), and whether an answer calls a
-kit function that computes the answer (:mod:`eoslab.grading._forbidden`). Both need the same reading:
+cell reaches into the kit to change it (:mod:`eoslab.classroom._trusted`), and whether an answer calls a
+kit function that computes the answer (:mod:`eoslab.labcheck._forbidden`). Both need the same reading:
 a cell parsed as IPython would run it (magics rewritten, and the code inside ``%time``/``%%capture``
 read too), the names its imports bind (``from eoslab import inspect as ins``), and a name's path
 resolved to the kit's object itself, so that every spelling of one function is the same function.

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eoslab.grading._report import graded_cells
-from eoslab.grading._submission import slug
-from eoslab.grading._trusted import instructor_lab
+from eoslab.classroom._submission import slug
+from eoslab.classroom._trusted import instructor_lab
+from eoslab.labcheck import graded_cells
 
 LMS_CSV = "grades-lms.csv"
 FEEDBACK = "feedback"
