@@ -294,8 +294,9 @@ def main(argv: Sequence[str]) -> int:
             suite.lab_image.kill()
         if suite.site_run is not None and suite.site_run[0].poll() is None:
             os.killpg(suite.site_run[0].pid, signal.SIGTERM)  # make, its pytest and Chromium
-        if suite.prep is not None:
-            suite.prep.wait()  # apt-get and dpkg are never cut halfway
+        if suite.prep is not None and suite.prep.poll() is None:  # apt-get and dpkg are never cut halfway
+            print(f"make test: waiting for the system set-up to end ({suite.runs / 'prepare.log'})", flush=True)
+            suite.prep.wait()
         _run(["bash", "tools/system/docker.sh", "stop"], suite.env)  # before the runs folder, which holds its state
         if not kept:
             shutil.rmtree(suite.runs, ignore_errors=True)

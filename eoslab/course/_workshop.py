@@ -6,11 +6,11 @@ wheels of pandas, pyarrow, confluent-kafka... are built for one platform). ``DIR
 ``learner/``
     the course without ``solutions/``, ``tests/`` (the tests hold the answers), ``docs/instructor.md`` and
     ``instructor/`` (the class notebook), and
-    ``.offline/``: ``wheels/`` (every pinned Python dependency, and pip and setuptools to install
+    ``.offline/``: ``wheels/`` (every pinned Python dependency, and uv, pip and setuptools to install
     the kit), ``jars/`` (the resolved Kafka and Spark-Kafka jars with their classpath order) and,
     when asked, ``docker/`` (the cluster's image as a ``docker save`` tar). Copy this folder to each
-    laptop: ``make lab`` there installs from ``.offline/`` (pip ``--no-index``, no Maven) and works
-    with the network off.
+    laptop: ``make lab`` there installs from ``.offline/`` (``--no-index``: pip installs uv, uv the
+    kit; no Maven) and works with the network off.
 ``instructor/``
     the same plus ``solutions/``, ``tests/`` and ``instructor/``; labs stay generated from the solutions
     (``eoslab labs``), and the pack refuses labs that have drifted from them.
