@@ -1,15 +1,18 @@
 """How long each xdist scope of the cluster, course and system tiers takes: the scheduler hands the longest first
 (conftest.py ``_next_scope``), so that the tier does not end on one worker running a long scope the others could
-not share (run 75: the course tier's last worker finished 54-58 s after the other two).
+not share (run 75: the course tier's last worker finished 54-58 s after the other two; run 111: the cluster tier's
+last worker 122-142 s after the others, three files missing from the table taken last at 10 s each).
 
-The table (``scope_seconds.json``) is read from the log of a `make test` run with every item's duration::
+The table (``scope_seconds.json``) is made from the seconds of every item of a `make test` run, which the timeline
+plugin writes when ``EOSLAB_ITEM_SECONDS`` names a file (tests/timeline_plugin.py)::
 
-    make test PYTEST_ARGS="--durations=0 --durations-min=1" > log; .venv/bin/python -m tests.scope_seconds log
+    EOSLAB_ITEM_SECONDS=/tmp/items.json make test; .venv/bin/python -m tests.scope_seconds /tmp/items.json
 
-Items under 1 s are not in such a log: a scope's figure is the sum of its items of 1 s or more. A scope not in the
-table counts :data:`UNKNOWN` seconds. The figures only order the scopes; they are not asserted anywhere.
+A log of pytest's ``--durations`` lines is read too (items under its ``--durations-min`` are then missing). A scope
+not in the table counts :data:`UNKNOWN` seconds; tests/unit/test_suite_tiers.py checks that every file of the two
+tiers has a scope in it. The figures only order the scopes; they are not asserted anywhere.
 
-The system tier's files (marked ``docker`` or ``workshop``) are left out: its two workers' layout is explicit
+The system tier's files (marked ``docker`` or ``workshop``) are left out: its workers' layout is explicit
 (conftest.py's PINNED and LEFT_TO_OTHERS) and its scopes keep xdist's queue order among themselves. Ordered by
 length, the worker that took the lab container took the offline install too as its second scope (xdist hands each
 worker two at the start) and the other sat idle 134 s (run 76).
@@ -31,22 +34,33 @@ _MARK = re.compile(r"\bmark\.(\w+)")
 _LINE = re.compile(r"(?P<seconds>\d+(?:\.\d+)?)s\s+(?:call|setup|teardown)\s+(?P<nodeid>\S.*?)\s*$")
 
 
-def from_durations(text: str, suite: ModuleType | None = None) -> dict[str, float]:
-    """Seconds per xdist scope from pytest's ``--durations`` lines: the cluster and course tiers only. ``suite``
-    is the root conftest.py (imported when not given): its ``xdist_scope`` and its tier rule ``tier_of``."""
+def from_items(items: dict[str, float], suite: ModuleType | None = None) -> dict[str, float]:
+    """Seconds per xdist scope from seconds per item (node id): the cluster and course tiers only. ``suite`` is
+    the root conftest.py (imported when not given): its ``xdist_scope`` and its tier rule ``tier_of``."""
     if suite is None:
         import conftest  # the root conftest.py, run from the repository as the docstring says
 
         suite = conftest
     tier = functools.cache(lambda path: suite.tier_of(path, _marks(path)))  # each file read once
     seconds: dict[str, float] = {}
-    for line in text.splitlines():
-        m = _LINE.search(line)
-        if m is None or tier(m["nodeid"].split("::", 1)[0]) not in ("cluster", "course"):
-            continue
-        scope = suite.xdist_scope(m["nodeid"])
-        seconds[scope] = round(seconds.get(scope, 0.0) + float(m["seconds"]), 1)
+    for nodeid, spent in items.items():
+        if tier(nodeid.split("::", 1)[0]) in ("cluster", "course"):
+            scope = suite.xdist_scope(nodeid)
+            seconds[scope] = round(seconds.get(scope, 0.0) + spent, 1)
     return dict(sorted(seconds.items()))
+
+
+def from_durations(text: str, suite: ModuleType | None = None) -> dict[str, float]:
+    """Seconds per xdist scope from pytest's ``--durations`` lines (setup, call and teardown added up)."""
+    items: dict[str, float] = {}
+    for m in filter(None, map(_LINE.search, text.splitlines())):
+        items[m["nodeid"]] = items.get(m["nodeid"], 0.0) + float(m["seconds"])
+    return from_items(items, suite)
+
+
+def scope_files(table: dict[str, float]) -> set[str]:
+    """The files the scopes of ``table`` belong to."""
+    return {scope.split("::", 1)[0] for scope in table}
 
 
 def _marks(path: str) -> set[str]:
@@ -66,12 +80,14 @@ def load() -> dict[str, float]:
         return {}
 
 
-def main(logs: list[str]) -> None:
+def main(paths: list[str]) -> None:
+    """Write the table from item-seconds files (``*.json``, the timeline plugin's) or ``--durations`` logs."""
     seconds: dict[str, float] = {}
-    for log in logs:
-        seconds.update(from_durations(Path(log).read_text(errors="replace")))
+    for path in map(Path, paths):
+        text = path.read_text(errors="replace")
+        seconds.update(from_items(json.loads(text)) if path.suffix == ".json" else from_durations(text))
     about = "Seconds per xdist scope, longest handed out first (tests/scope_seconds.py says how to refresh it)."
-    TABLE.write_text(json.dumps({"about": about, "seconds": seconds}, indent=1) + "\n")
+    TABLE.write_text(json.dumps({"about": about, "seconds": dict(sorted(seconds.items()))}, indent=1) + "\n")
     print(f"{TABLE}: {len(seconds)} scopes, {sum(seconds.values()):.0f} s")
 
 

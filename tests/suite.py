@@ -79,11 +79,11 @@ def _named(arg: str) -> bool:
     return not arg.startswith("-") and (ROOT / arg.split("::", 1)[0]).exists()
 
 
-def pytest_argv(tier: str, workers: int, extra: Sequence[str]) -> list[str]:
-    """One tier's pytest: the whole suite (or the files and tests ``extra`` names) filtered by the tier's mark, its
-    slowest steps listed at the end."""
+def pytest_argv(tier: str, workers: int, extra: Sequence[str], marks: str = "") -> list[str]:
+    """One tier's pytest: the whole suite (or the files and tests ``extra`` names) filtered by the tier's mark (and
+    ``marks``, e.g. ``"and jvm"``), its slowest steps listed at the end."""
     paths = [] if any(_named(a) for a in extra) else SUITE
-    argv = [sys.executable, "-m", "pytest", *paths, *NBVAL, "-m", tier, "-p", "no:cacheprovider"]
+    argv = [sys.executable, "-m", "pytest", *paths, *NBVAL, "-m", f"{tier} {marks}".strip(), "-p", "no:cacheprovider"]
     argv += ["--durations=30", "--durations-min=15"]
     if workers:
         argv += ["-n", str(workers)]
@@ -139,6 +139,8 @@ class Suite:
         self.lab_image: subprocess.Popen[bytes] | None = None
         self.site_run: tuple[subprocess.Popen[bytes], float] | None = None
         """`make site-test`, beside the system tier, and when it started (time.time)."""
+        self.started: list[subprocess.Popen[bytes]] = []
+        """Every process :meth:`_background` started."""
         self.seconds: dict[str, float] = {}
         self.busy: dict[str, float] = {}
         """Per tier, the machine's busy CPU-seconds (every process: the tier's clusters and containers too)."""
@@ -157,14 +159,42 @@ class Suite:
         )
 
     def unit(self) -> int:
-        return self.tier("unit", self.env)
+        """The unit tier as two pytest processes side by side: its Spark tests (mark ``jvm``, tests/unit/conftest.py:
+        ~160 s of a session's JVM, the tier's critical path when it ran in one process) in the background, the rest
+        here; the Spark half's output follows. Files named in PYTEST_ARGS run in one process, as named."""
+        if any(_named(a) for a in self.extra):
+            return self.tier("unit", self.env)
+        t0, cpu0 = time.monotonic(), machine_busy()
+        spark = self._background(pytest_argv("unit", 0, self.extra, "and jvm"), "unit-jvm.log")
+        rc = _run(pytest_argv("unit", 0, self.extra, "and not jvm"), self.env)
+        spark_rc = spark.wait()
+        self.seconds["unit"], self.busy["unit"] = time.monotonic() - t0, machine_busy() - cpu0
+        print("make test: the unit tier's Spark tests (mark jvm), run beside the others:", flush=True)
+        self._show("unit-jvm.log")
+        return rc or spark_rc
 
     def _background(self, argv: Sequence[str], log: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        """``argv`` started in a process group of its own, its output to ``log`` in the runs folder."""
-        out = (self.runs / log).open("wb")
-        return subprocess.Popen(
-            list(argv), cwd=ROOT, env=env or self.env, stdout=out, stderr=out, start_new_session=True
-        )
+        """``argv`` started in a process group of its own, its output to ``log`` in the runs folder; remembered, so
+        that the run's end stops it if it still runs (:meth:`stop_background`)."""
+        with (self.runs / log).open("wb") as out:  # the child has its own copy of the file
+            proc = subprocess.Popen(
+                list(argv), cwd=ROOT, env=env or self.env, stdout=out, stderr=out, start_new_session=True
+            )
+        self.started.append(proc)
+        return proc
+
+    def stop_background(self) -> None:
+        """At the run's end: waits for the system set-up (apt-get and dpkg are never cut halfway) and stops whatever
+        else :meth:`_background` started that still runs (the unit tier's Spark half, the lab image's build, the
+        site: make, its pytest and Chromium), each with its process group."""
+        for proc in self.started:
+            if proc.poll() is not None:
+                continue
+            if proc is self.prep:
+                print(f"make test: waiting for the system set-up to end ({self.runs / 'prepare.log'})", flush=True)
+                proc.wait()
+            else:
+                os.killpg(proc.pid, signal.SIGTERM)
 
     def _show(self, log: str) -> None:
         sys.stdout.write((self.runs / log).read_text(errors="replace"))
@@ -290,13 +320,7 @@ def main(argv: Sequence[str]) -> int:
             if rc:
                 break
     finally:
-        if suite.lab_image is not None and suite.lab_image.poll() is None:
-            suite.lab_image.kill()
-        if suite.site_run is not None and suite.site_run[0].poll() is None:
-            os.killpg(suite.site_run[0].pid, signal.SIGTERM)  # make, its pytest and Chromium
-        if suite.prep is not None and suite.prep.poll() is None:  # apt-get and dpkg are never cut halfway
-            print(f"make test: waiting for the system set-up to end ({suite.runs / 'prepare.log'})", flush=True)
-            suite.prep.wait()
+        suite.stop_background()
         _run(["bash", "tools/system/docker.sh", "stop"], suite.env)  # before the runs folder, which holds its state
         if not kept:
             shutil.rmtree(suite.runs, ignore_errors=True)

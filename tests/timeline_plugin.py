@@ -9,13 +9,19 @@ CLI tool's JVM) — ``os.times()``, one system call per item — and, after an i
 its live descendants spent since the last such look (a session's Spark driver, a kernel kept for a module: a short
 item's share of them goes to the next long one). A cluster the tier shares, or a container's processes, are not
 the worker's descendants and are not counted. Loaded by the root conftest.py.
+
+With ``EOSLAB_ITEM_SECONDS`` set to a file's path, the controller also writes every item's seconds there (JSON,
+node id -> seconds; merged into what the file holds, so one file gathers every tier of a `make test`): the
+table the scheduler orders scopes by is made from it (tests/scope_seconds.py).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +34,9 @@ _FILES: dict[str, list[float]] = {}
 TOP_FILES = 12
 LOOK_S = 0.5
 """An item at least this long (wall seconds) also counts its live descendants' CPU (one walk of the process table)."""
+_ITEMS: dict[str, float] = {}
+"""Per item (node id): its wall seconds, setup to teardown."""
+ITEM_SECONDS_ENV = "EOSLAB_ITEM_SECONDS"
 _LIVE: dict[tuple[int, float], float] = {}
 """(pid, create time) -> the CPU-seconds a live descendant had spent at the last look."""
 
@@ -59,6 +68,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     yield
     wall = time.monotonic() - start
     _BUSY.append(wall)
+    _ITEMS[item.nodeid] = round(wall, 2)
     spent = _cpu() - cpu + (live_descendants_cpu() if wall >= LOOK_S else 0.0)
     row = _FILES.setdefault(item.nodeid.split("::")[0], [0.0, 0.0, 0.0])
     row[0], row[1], row[2] = row[0] + wall, row[1] + spent, row[2] + 1
@@ -69,7 +79,22 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if output is not None:
         output["timeline"] = {"items": len(_BUSY), "busy": sum(_BUSY), "end": time.time()}
         output["files"] = dict(_FILES)
+        output["item_seconds"] = dict(_ITEMS)
         _FILES.clear()
+        _ITEMS.clear()
+    elif os.environ.get(ITEM_SECONDS_ENV) and _ITEMS:
+        write_item_seconds(os.environ[ITEM_SECONDS_ENV], _ITEMS)
+
+
+def write_item_seconds(path: str, items: dict[str, float]) -> None:
+    """Merge ``items`` (node id -> seconds) into the JSON object in ``path`` (created when missing)."""
+    file = Path(path)
+    try:
+        held = json.loads(file.read_text())
+    except (OSError, ValueError):
+        held = {}
+    held.update(items)
+    file.write_text(json.dumps(dict(sorted(held.items())), indent=0) + "\n")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -77,6 +102,7 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     out = getattr(node, "workeroutput", None) or {}
     if "timeline" in out:
         _NODES[node.gateway.id] = out["timeline"]
+    _ITEMS.update(out.get("item_seconds", {}))
     for name, (wall, cpu, n) in out.get("files", {}).items():
         row = _FILES.setdefault(name, [0.0, 0.0, 0.0])
         row[0], row[1], row[2] = row[0] + wall, row[1] + cpu, row[2] + n

@@ -127,7 +127,7 @@ def test_make_test_runs_the_tiers_in_order_each_on_the_suites_own_clusters(monke
     rc, calls = _main(monkeypatch, tmp_path)
     assert rc == 0
     assert [c for c in calls if not c.startswith("start ")] == [
-        "pytest unit @150/local",
+        "pytest unit and not jvm @150/local",  # the unit tier's Spark half runs beside it
         "eoslab.cli up @150/local",  # the cluster tier's gw0 cluster, at the suite's base
         "pytest cluster -n 3 @150/local",
         "eoslab.cli up @650/docker",  # the course tier's docker clusters: +500 from the base
@@ -137,6 +137,7 @@ def test_make_test_runs_the_tiers_in_order_each_on_the_suites_own_clusters(monke
     ]
     started = [c for c in calls if c.startswith("start ")]
     assert started == [  # the clusters of each tier stop side by side; the lab image builds beside the course tier
+        "start pytest unit and jvm @150/local",
         "start bash tools/system/prepare.sh docker @150/local",  # Chromium, the engine, the Kafka image
         "start eoslab.cli down @150/local",
         "start tests.worker_clusters down 3 @150/local",
@@ -147,7 +148,10 @@ def test_make_test_runs_the_tiers_in_order_each_on_the_suites_own_clusters(monke
     ]
     # the system set-up beside the cluster tier, after the unit tier; the site beside the system tier
     assert (
-        calls.index("pytest unit @150/local") < calls.index(started[0]) < calls.index("pytest cluster -n 3 @150/local")
+        calls.index(started[0])
+        < calls.index("pytest unit and not jvm @150/local")
+        < calls.index(started[1])
+        < calls.index("pytest cluster -n 3 @150/local")
     )
     site = calls.index("start make --no-print-directory site-test @150/local")
     assert calls.index("pytest course -n 3 @650/docker") < site < calls.index("pytest system -n 3 @150/local")
@@ -267,4 +271,14 @@ def test_a_kept_runs_folder_keeps_its_measured_runs_and_loses_the_clusters_data(
     monkeypatch.setattr("tests.suite.learner_guard.snapshot", lambda offset, data: None)
     assert suite.main(["unit"]) == 0
     assert (kept / "faults-1").is_dir() and not (kept / "kafka-data").exists()
-    assert rec.calls[0] == "pytest unit @150/local"
+    assert rec.calls[:2] == ["start pytest unit and jvm @150/local", "pytest unit and not jvm @150/local"]
+
+
+def test_the_unit_tiers_spark_half_failing_fails_the_tier_and_its_output_is_shown(
+    monkeypatch, tmp_path, capsys
+) -> None:
+    rc, calls = _main(monkeypatch, tmp_path, "unit", fail="unit and jvm")
+    assert rc == 1 and calls[:2] == ["start pytest unit and jvm @150/local", "pytest unit and not jvm @150/local"]
+    assert "the unit tier's Spark tests (mark jvm), run beside the others" in capsys.readouterr().out
+    rc, calls = _main(monkeypatch, tmp_path, "unit", "--", "tests/unit/test_wait.py")  # a file named: one process
+    assert rc == 0 and calls[0] == "pytest unit @150/local"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -427,6 +428,28 @@ def test_the_scope_table_is_read_from_durations_lines_by_scope() -> None:
     table = load()
     assert table["tests/integration/test_fault_matrix.py"] > 100  # the committed table holds the long ones
     assert "tests/integration/test_workshop_offline.py" not in table  # and no system-tier scope
+
+
+def test_the_scope_table_is_made_from_every_items_seconds_and_names_every_file_of_the_two_tiers(tmp_path) -> None:
+    from tests.scope_seconds import _marks, from_items, load, scope_files
+    from tests.timeline_plugin import write_item_seconds
+
+    items = tmp_path / "items.json"
+    write_item_seconds(str(items), {"tests/integration/test_wrong_answers.py::test_wrong[lab06-t1-x]": 3.5})
+    write_item_seconds(str(items), {"notebooks/03_transactions.ipynb::Cell 4": 0.2, "tests/unit/test_wait.py::t": 9})
+    assert from_items(json.loads(items.read_text()), suite) == {  # merged; the unit tier's item left out
+        "notebooks/03_transactions.ipynb": 0.2,
+        "tests/integration/test_wrong_answers.py::lab06": 3.5,
+    }
+    # A file missing from the committed table counts 10 s and is handed out last: refresh the table (its docstring).
+    notebooks = [p for p in (ROOT / "notebooks").glob("*.ipynb") if '"cell_type": "code"' in p.read_text()]
+    found = [*(ROOT / "tests").glob("*/**/test_*.py"), *notebooks]  # a notebook without code has no item
+    files = [p.relative_to(ROOT).as_posix() for p in found]
+    from tests.suite import SITE_LATER
+
+    later = {a.split("=", 1)[1] for a in SITE_LATER}
+    scheduled = {f for f in files if suite.tier_of(f, _marks(f)) in ("cluster", "course") and f not in later}
+    assert scheduled - scope_files(load()) == set()
 
 
 def test_in_the_system_tier_the_worker_with_the_lab_container_leaves_the_offline_install_to_gw0() -> None:
