@@ -1,8 +1,8 @@
 """A test's child process started as soon as the session has collected, its result handed to the test later.
 
-Why: the unit tier is one pytest process on a 2-core machine, and a few of its tests spend most of their time
-waiting on a child (the class notebook under nbval, a Spark session's JVM, mypy and ruff) while the other core
-idles. Such a test says how its child starts with the mark ``early(start=...)``; tests/unit/conftest.py starts the
+Why: the unit tier is one pytest process (two in `make test`: its Spark tests beside the rest) on a 2-core
+machine, and a few of its tests spend most of their time waiting on a child (the class notebook under nbval, a
+Spark session's JVM, mypy and ruff) while the other core idles. Such a test says how its child starts with the mark ``early(start=...)``; tests/unit/conftest.py starts the
 children of the selected tests right after collection and runs those tests last in the tier, so that the children
 run beside the in-process tests. Each test then waits for ITS child (:meth:`Started.result`) and asserts what it
 asserted when it ran the child itself: the same argv, environment, folder and timeout (counted from the child's
