@@ -409,19 +409,10 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """A notebook cell's nbval limit is its guard (eoslab._timeouts.cell_guard: the limit given, or four times the
     cell's measured time when that is longer), so a cell that legitimately takes a minute on a quiet machine is not
     cut off on a machine at half the speed, while a hang is still stopped."""
-    cell = getattr(item, "cell", None)
-    option = item.config.option
-    given = getattr(option, "nbval_cell_timeout", None)
-    if cell is None or given is None:
-        yield
-        return
-    from eoslab._timeouts import cell_guard
+    from eoslab._timeouts import nbval_cell_guard
 
-    option.nbval_cell_timeout = cell_guard(str(item.path), cell.get("id"), float(given))
-    try:
+    with nbval_cell_guard(item):
         yield
-    finally:
-        option.nbval_cell_timeout = given
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -12,6 +12,9 @@ from __future__ import annotations
 import functools
 import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 REQUEST = 5.0
 """One admin or raw request on loopback: milliseconds when the node is up; 5 s means it is not."""
@@ -90,3 +93,21 @@ def cell_guard(notebook: str, cell_id: str | None, floor: float) -> float:
     key = f"solutions/{name}" if name.startswith("lab") else f"notebooks/{name}"
     measured = _course_times().get(key, {}).get(cell_id or "", 0.0)
     return max(floor, math.ceil(CELL_GUARD_FACTOR * measured))
+
+
+@contextmanager
+def nbval_cell_guard(item: Any) -> Iterator[float | None]:
+    """Within the block, nbval's per-cell limit for the pytest ``item`` is its :func:`cell_guard` (the limit given
+    with ``--nbval-cell-timeout`` is the floor), and the block gets that guard; None, and nothing changed, for an
+    item that is not a notebook cell or a run without the option. The option is restored at the block's end."""
+    cell = getattr(item, "cell", None)
+    option = item.config.option
+    given = getattr(option, "nbval_cell_timeout", None)
+    if cell is None or given is None:
+        yield None
+        return
+    option.nbval_cell_timeout = cell_guard(str(item.path), cell.get("id"), float(given))
+    try:
+        yield option.nbval_cell_timeout
+    finally:
+        option.nbval_cell_timeout = given

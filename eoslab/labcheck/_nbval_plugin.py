@@ -39,20 +39,12 @@ def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
 def pytest_runtest_call(item: Any) -> Any:
     """The cell's nbval limit is its guard (:func:`eoslab._timeouts.cell_guard`: the grader's limit, or four times
     the solution cell's measured time when that is longer)."""
-    cell = getattr(item, "cell", None)
-    option = item.config.option
-    given = getattr(option, "nbval_cell_timeout", None)
-    if cell is None or given is None:
-        yield
-        return
-    from eoslab._timeouts import cell_guard
+    from eoslab._timeouts import nbval_cell_guard
 
-    option.nbval_cell_timeout = cell_guard(str(item.path), cell.get("id"), float(given))
-    _OUT["guards"][item.nodeid] = option.nbval_cell_timeout
-    try:
+    with nbval_cell_guard(item) as guard:
+        if guard is not None:
+            _OUT["guards"][item.nodeid] = guard
         yield
-    finally:
-        option.nbval_cell_timeout = given
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -128,3 +128,29 @@ def test_a_cells_guard_is_four_times_its_measured_time_and_never_below_the_runne
     quick = min(measured, key=measured.get)
     assert cell_guard("labs/lab02_pid_ranges.ipynb", quick, 120) == 120
     assert cell_guard("notebooks/99_unknown.ipynb", "abc", 120) == 120 and cell_guard("x.ipynb", None, 30) == 30
+
+
+def test_nbval_runs_a_cell_under_its_guard_and_gets_its_own_limit_back_after_it() -> None:
+    import json
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from eoslab._timeouts import cell_guard, nbval_cell_guard
+
+    times = json.loads((Path(__file__).resolve().parents[2] / "docs" / "course-times.json").read_text())
+    measured = times["solutions/lab02_pid_ranges.ipynb"]["cells"]
+    slow = max(measured, key=measured.get)
+    option = SimpleNamespace(nbval_cell_timeout=120)
+    cell = SimpleNamespace(cell={"id": slow}, path="labs/lab02_pid_ranges.ipynb", config=SimpleNamespace(option=option))
+    with nbval_cell_guard(cell) as guard:
+        assert guard == option.nbval_cell_timeout == cell_guard(cell.path, slow, 120) > 120
+    assert option.nbval_cell_timeout == 120
+    with pytest.raises(RuntimeError), nbval_cell_guard(cell):  # restored when the cell's run raises too
+        raise RuntimeError
+    assert option.nbval_cell_timeout == 120
+    not_a_cell = SimpleNamespace(path="tests/unit/test_x.py", config=SimpleNamespace(option=option))
+    with nbval_cell_guard(not_a_cell) as guard:
+        assert guard is None and option.nbval_cell_timeout == 120
+    no_option = SimpleNamespace(cell={"id": slow}, path=cell.path, config=SimpleNamespace(option=SimpleNamespace()))
+    with nbval_cell_guard(no_option) as guard:
+        assert guard is None
