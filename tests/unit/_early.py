@@ -1,13 +1,14 @@
 """A test's child process started as soon as the session has collected, its result handed to the test later.
 
-Why: the unit tier is one pytest process (two in `make test`: its Spark tests beside the rest) on a 2-core
-machine, and a few of its tests spend most of their time waiting on a child (the class notebook under nbval, a
-Spark session's JVM, mypy and ruff) while the other core idles. Such a test says how its child starts with the mark ``early(start=...)``; tests/unit/conftest.py starts the
-children of the selected tests right after collection and runs those tests last in the tier, so that the children
-run beside the in-process tests. Each test then waits for ITS child (:meth:`Started.result`) and asserts what it
-asserted when it ran the child itself: the same argv, environment, folder and timeout (counted from the child's
-start, as ``subprocess.run`` counts it). A deselected test's child never starts (`make unit` leaves them all out);
-one still running at the end of the session (its test did not run: ``-x``, Ctrl-C) is killed with what it started.
+Why: the unit tier is one pytest process (two in `make test`: its Spark tests beside the rest) on a 2-core machine,
+and a few of its tests spend most of their time waiting on a child (the class notebook under nbval, a Spark
+session's JVM, mypy and ruff) while the other core idles. Such a test says how its child starts with the mark
+``early(start=...)``; tests/unit/conftest.py starts the children of the selected tests right after collection and
+runs those tests last in the tier, so that the children run beside the in-process tests. Each test then waits for
+ITS child (:meth:`Started.result`) and asserts what it asserted when it ran the child itself: the same argv,
+environment, folder and timeout (counted from the child's start, as ``subprocess.run`` counts it). A deselected
+test's child never starts (`make unit` leaves them all out); one still running at the end of the session (its test
+did not run: ``-x``, Ctrl-C) is killed with what it started.
 
 The children run niced (:data:`NICE`): they take the core the main process leaves idle, not the main process's,
 whose in-process Spark tests are the tier's critical path.
