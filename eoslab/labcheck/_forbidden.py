@@ -40,14 +40,14 @@ FORBIDDEN: dict[str, dict[str, tuple[str, ...]]] = {
         "t3": ("eoslab.grading._lab01_cases.elect",),
         # t4, t5: fixed answers (a choice, an error code); nothing computes them but the experiment itself.
     },
-    "eoslab.grading.lab02": {
+    "eoslab.m02_pid_ranges.lab": {
         # t1: arithmetic; ins.block_of only searches granted blocks, which do not hold every id asked.
         "t2": ("eoslab.inspect.block_of",),  # the grant holding an id: its broker_id is the answer
         # t3: the notebook's own prediction, and asking broker 2 for an id (which IS the block it draws from).
         "t3": (
-            "eoslab.demos.pid_ranges.next_block",
-            "eoslab.demos.pid_ranges.current_block",
-            "eoslab.demos.pid_ranges.position",
+            "eoslab.m02_pid_ranges.lesson.next_block",
+            "eoslab.m02_pid_ranges.lesson.current_block",
+            "eoslab.m02_pid_ranges.lesson.position",
         ),
         # t4: a fixed count; measuring it is learning it, and nothing else computes it.
     },
