@@ -1,10 +1,11 @@
 """The flows of the course modules, shared by notebooks, labs and checks.
 
 Most flows are modules (``eoslab.demos.idempotent``) or packages (``eoslab.demos.transactions``,
-``eoslab.demos.read_committed``, ``eoslab.demos.pipeline``); module 02's flows are its own package
-(``eoslab.m02_pid_ranges``). Exported here: the lesson clients (``eoslab.demos._clients``: producers, consumers,
-reads, raw Produce requests, run ids, one home for every module, so no module imports another's). Module 05's fault
-matrix (``eoslab.demos.pipeline``) is imported from its own package, so a kernel that never runs it never loads it.
+``eoslab.demos.read_committed``, ``eoslab.demos.pipeline``); modules 02 and 07 have packages of their own
+(``eoslab.m02_pid_ranges``, ``eoslab.m07_production``). Exported here: the lesson clients (``eoslab.demos._clients``:
+producers, consumers, reads, raw Produce requests, run ids, one home for every module, so no module imports
+another's). Module 05's fault matrix (``eoslab.demos.pipeline``) is imported from its own package, so a kernel that
+never runs it never loads it.
 """
 
 from eoslab.demos._clients import (

@@ -114,14 +114,14 @@ FORBIDDEN: dict[str, dict[str, tuple[str, ...]]] = {
         task: ("eoslab.demos.pipeline.classify", "pipe._proc")
         for task in ("t1", "t2", "t3")
     },
-    "eoslab.grading.lab07": {
+    "eoslab.m07_production.lab": {
         # The draw names the mistake, and the kit's programs are the fixed one: the diagnosis and the fix to make.
         task: (
-            "eoslab.grading.lab07.draw",
-            "eoslab.grading.lab07._mistake",
-            "eoslab.demos.production.program",
-            "eoslab.demos.production.RIGHT",
-            "eoslab.demos.production.MISTAKES",
+            "eoslab.m07_production.lab.draw",
+            "eoslab.m07_production.lab._mistake",
+            "eoslab.m07_production.lesson.program",
+            "eoslab.m07_production.lesson.RIGHT",
+            "eoslab.m07_production.lesson.MISTAKES",
         )
         for task in ("t1", "t2", "t3")
     },

@@ -35,7 +35,7 @@ import eoslab
 
 PACKAGE = Path(eoslab.__file__).parent
 
-MODULES: tuple[str, ...] = ("m02_pid_ranges",)
+MODULES: tuple[str, ...] = ("m02_pid_ranges", "m07_production")
 """The course modules' packages, one per module (``eoslab/mNN_*/``): its lesson code, its lab's checks, its
 measurement. One row of ``LAYERS``: a module imports the rows above it, never a sibling, and nothing below imports
 it (a notebook, a lab and its checks do, from a kernel)."""
@@ -102,7 +102,7 @@ COURSE_MODULES: dict[str, tuple[str, ...]] = {
         "grading._lab05_cells",
     ),
     "06": ("bench.producers", "bench.audit", "grading.lab06", "grading._lab06_figures", "grading._heldout"),
-    "07": ("demos.production", "grading.lab07"),
+    "07": ("m07_production",),
 }
 """Each course module's own code in the package (a name covers its submodules), by module number."""
 

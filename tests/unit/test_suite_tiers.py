@@ -51,6 +51,7 @@ suite = _root_conftest()
         ("tests/integration/test_lab06.py", set(), "course"),
         ("tests/integration/m02/test_lab02.py", {"cluster", "destructive"}, "course"),  # a module's own folder
         ("tests/unit/m02/test_pid_ranges.py", set(), "unit"),
+        ("tests/integration/m07/test_production.py", {"cluster"}, "cluster"),  # not a lab: labNN only
         ("tests/integration/test_wrong_answers.py", {"cluster"}, "course"),
         (
             "tests/integration/test_fault_matrix.py",
