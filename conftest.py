@@ -70,7 +70,7 @@ TIERS = ("unit", "cluster", "course", "system")
 """The tiers, fastest feedback first: the order `make test` runs them in."""
 _SYSTEM_MARKS = frozenset({"docker", "workshop", "learner"})
 _COURSE_TESTS = re.compile(
-    r"tests/browser/.*|tests/integration/test_(lab\d+|wrong_answers|fault_matrix|kafka17754|read_committed)\.py"
+    r"tests/browser/.*|tests/integration/(m\d\d/)?test_(lab\d+|wrong_answers|fault_matrix|kafka17754|read_committed)\.py"
 )
 """Tests of what the course shows: with the notebooks, on the course's backend. The fault matrix is one: notebook
 05 audits the output topics it wrote, on the cluster it ran on (gw0's, :data:`PINNED`). KAFKA-17754's experiments
@@ -119,7 +119,9 @@ def _is_notebook(item: pytest.Item) -> bool:
     return item.nodeid.endswith(".ipynb") or ".ipynb::" in item.nodeid
 
 
-SPREAD = re.compile(r"tests/integration/test_(wrong_answers|lab\d+|classroom|cluster|bad_input|faults_proxy)\.py")
+SPREAD = re.compile(
+    r"tests/integration/(m\d\d/)?test_(wrong_answers|lab\d+|classroom|cluster|bad_input|faults_proxy)\.py"
+)
 """Test files whose tests are each self-contained (function-scoped fixtures: their own kernel, topic, heal) and
 long: the xdist workers take them one test at a time. Every other test file runs whole on one worker (its
 module-scoped fixtures, e.g. the fault matrix, set up once), and so does each notebook (its cells are one

@@ -36,7 +36,7 @@ here; tests/unit/test_public_api.py checks this drawing against the classes)::
     │   ├── JavaClientError     eoslab.java_client: the Java producer's child JVM failed or did not answer
     │   ├── BenchError          eoslab.bench.producers: a benchmark phase failed
     │   ├── PipelineError       eoslab.demos.pipeline: a processor that cannot start, stopped, or a bad crash point
-    │   └── ProgramError        eoslab.demos.production: a module 07 program that cannot run as written
+    │   └── ProgramError        eoslab.m07_production.lesson: a module 07 program that cannot run as written
     ├── ProtocolError           eoslab.protocol: bytes that do not decode, a value that does not encode
     │   ├── SchemaError         eoslab.protocol: the message schemas in the kafka-clients jar are unreadable
     │   │   └── JarNotFoundError   eoslab.protocol: the jar is missing (also a SetupError, a FileNotFoundError)

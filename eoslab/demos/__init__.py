@@ -1,20 +1,24 @@
 """The flows of the course modules, shared by notebooks, labs and checks.
 
-Most flows are modules (``eoslab.demos.idempotent``, ``eoslab.demos.pid_ranges``) or packages
-(``eoslab.demos.transactions``, ``eoslab.demos.read_committed``, ``eoslab.demos.pipeline``). Exported here: the
-lesson clients (``eoslab.demos._clients``: producers, consumers, reads, run ids, one home for every module, so no
-module imports another's). Module 05's fault matrix (``eoslab.demos.pipeline``) is imported from its own package,
-so a kernel that never runs it never loads it.
+Most flows are modules (``eoslab.demos.idempotent``) or packages (``eoslab.demos.transactions``,
+``eoslab.demos.read_committed``, ``eoslab.demos.pipeline``); modules 02 and 07 have packages of their own
+(``eoslab.m02_pid_ranges``, ``eoslab.m07_production``). Exported here: the lesson clients (``eoslab.demos._clients``:
+producers, consumers, reads, raw Produce requests, run ids, one home for every module, so no module imports
+another's). Module 05's fault matrix (``eoslab.demos.pipeline``) is imported from its own package, so a kernel that
+never runs it never loads it.
 """
 
 from eoslab.demos._clients import (
     JAVA_PRODUCER,
+    PRODUCE_VERSION,
     READ_COMMITTED,
     TXN_PRODUCER,
     TxnProducer,
     committed_offsets,
     consumer,
     coordinator_state,
+    produce_raw,
+    produce_request,
     read_values,
     run_id,
     seed_input,
@@ -24,12 +28,15 @@ from eoslab.demos._clients import (
 
 __all__ = [
     "JAVA_PRODUCER",
+    "PRODUCE_VERSION",
     "READ_COMMITTED",
     "TXN_PRODUCER",
     "TxnProducer",
     "committed_offsets",
     "consumer",
     "coordinator_state",
+    "produce_raw",
+    "produce_request",
     "read_values",
     "run_id",
     "seed_input",

@@ -40,14 +40,14 @@ FORBIDDEN: dict[str, dict[str, tuple[str, ...]]] = {
         "t3": ("eoslab.grading._lab01_cases.elect",),
         # t4, t5: fixed answers (a choice, an error code); nothing computes them but the experiment itself.
     },
-    "eoslab.grading.lab02": {
+    "eoslab.m02_pid_ranges.lab": {
         # t1: arithmetic; ins.block_of only searches granted blocks, which do not hold every id asked.
         "t2": ("eoslab.inspect.block_of",),  # the grant holding an id: its broker_id is the answer
         # t3: the notebook's own prediction, and asking broker 2 for an id (which IS the block it draws from).
         "t3": (
-            "eoslab.demos.pid_ranges.next_block",
-            "eoslab.demos.pid_ranges.current_block",
-            "eoslab.demos.pid_ranges.position",
+            "eoslab.m02_pid_ranges.lesson.next_block",
+            "eoslab.m02_pid_ranges.lesson.current_block",
+            "eoslab.m02_pid_ranges.lesson.position",
         ),
         # t4: a fixed count; measuring it is learning it, and nothing else computes it.
     },
@@ -114,14 +114,14 @@ FORBIDDEN: dict[str, dict[str, tuple[str, ...]]] = {
         task: ("eoslab.demos.pipeline.classify", "pipe._proc")
         for task in ("t1", "t2", "t3")
     },
-    "eoslab.grading.lab07": {
+    "eoslab.m07_production.lab": {
         # The draw names the mistake, and the kit's programs are the fixed one: the diagnosis and the fix to make.
         task: (
-            "eoslab.grading.lab07.draw",
-            "eoslab.grading.lab07._mistake",
-            "eoslab.demos.production.program",
-            "eoslab.demos.production.RIGHT",
-            "eoslab.demos.production.MISTAKES",
+            "eoslab.m07_production.lab.draw",
+            "eoslab.m07_production.lab._mistake",
+            "eoslab.m07_production.lesson.program",
+            "eoslab.m07_production.lesson.RIGHT",
+            "eoslab.m07_production.lesson.MISTAKES",
         )
         for task in ("t1", "t2", "t3")
     },

@@ -4,7 +4,7 @@ Every ``import`` and ``from ... import`` in eoslab/ counts: at module level, ins
 and under ``if TYPE_CHECKING:``. A late import still decides what a part must know, and a circle
 through one is a circle in the design even when Python does not trip over it at run time.
 
-Five rules:
+Seven rules:
 
 1. no circle among eoslab's modules;
 2. a private module ``eoslab.<pkg>._x`` is imported only from inside ``eoslab.<pkg>`` (the package's
@@ -15,13 +15,17 @@ Five rules:
 5. the learner's package holds no benchmark of the kit itself: those live in the developer package
    ``tools/kitbench/``, which nothing in eoslab imports;
 6. no course module's code imports another module's lesson code (``COURSE_MODULES``): what two modules share,
-   the lesson clients above all, has one home of its own (``SHARED_LESSON_CODE``).
+   the lesson clients above all, has one home of its own (``SHARED_LESSON_CODE``);
+7. the course modules' packages (``eoslab/mNN_*/``, one row of ``LAYERS``: ``MODULES``) import no sibling module,
+   and no row below them imports one; each package's docstring names its notebook, lab, solution, docs and test
+   folders, and every path it names exists.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -30,6 +34,13 @@ import pytest
 import eoslab
 
 PACKAGE = Path(eoslab.__file__).parent
+
+MODULES: tuple[str, ...] = ("m02_pid_ranges", "m07_production")
+"""The course modules' packages, one per module (``eoslab/mNN_*/``): its lesson code, its lab's checks, its
+measurement. One row of ``LAYERS``: a module imports the rows above it, never a sibling, and nothing below imports
+it (a notebook, a lab and its checks do, from a kernel)."""
+
+MODULE_PACKAGE = re.compile(r"m\d\d_\w+")
 
 LAYERS: list[tuple[str, ...]] = [
     (
@@ -61,6 +72,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("bench",),
     ("analysis",),
     ("labcheck",),
+    MODULES,
     ("grading",),
     ("classroom",),
     ("course",),
@@ -77,7 +89,7 @@ labels and sentences), never the process that measured, so a class's runs are an
 
 COURSE_MODULES: dict[str, tuple[str, ...]] = {
     "01": ("demos.idempotent", "demos.producer_state", "grading.lab01", "grading._lab01_cases"),
-    "02": ("demos.pid_ranges", "demos._pid_client", "grading.lab02"),
+    "02": ("m02_pid_ranges",),
     "03": ("demos.transactions", "grading.lab03", "grading._lab03"),
     "04": ("demos.read_committed", "bench.read_committed", "grading.lab04", "grading._lab04"),
     "05": (
@@ -90,7 +102,7 @@ COURSE_MODULES: dict[str, tuple[str, ...]] = {
         "grading._lab05_cells",
     ),
     "06": ("bench.producers", "bench.audit", "grading.lab06", "grading._lab06_figures", "grading._heldout"),
-    "07": ("demos.production", "grading.lab07"),
+    "07": ("m07_production",),
 }
 """Each course module's own code in the package (a name covers its submodules), by module number."""
 
@@ -227,6 +239,34 @@ def upward_imports(edges: dict[str, set[str]]) -> list[str]:
     return sorted(bad)
 
 
+def sibling_imports(edges: dict[str, set[str]]) -> list[str]:
+    """A course module's package importing another's: the modules share only the rows above them."""
+    bad = []
+    for importer, targets in edges.items():
+        mine = part_of(importer)
+        for target in targets:
+            theirs = part_of(target)
+            if MODULE_PACKAGE.fullmatch(mine) and MODULE_PACKAGE.fullmatch(theirs) and theirs != mine:
+                bad.append(f"{importer} imports {target}: a course module imports no sibling module")
+    return sorted(bad)
+
+
+def imports_of_modules_from_below(edges: dict[str, set[str]], modules_rank: int) -> list[str]:
+    """A part of a row below the modules' importing a module's package: the class rerun, the course and the command
+    line run a module's notebook and lab in a kernel, they never import its code."""
+    bad: list[str] = []
+    for importer, targets in edges.items():
+        mine = part_of(importer)
+        if not mine or MODULE_PACKAGE.fullmatch(mine) or RANK.get(mine, -1) <= modules_rank:
+            continue
+        bad.extend(
+            f"{importer} ({mine}) imports {t}, a course module's package: nothing below the modules imports one"
+            for t in targets
+            if MODULE_PACKAGE.fullmatch(part_of(t))
+        )
+    return sorted(bad)
+
+
 def apart_imports(edges: dict[str, set[str]]) -> list[str]:
     bad = []
     for importer, targets in edges.items():
@@ -296,8 +336,48 @@ def test_no_course_module_imports_another_modules_lesson_code():
     assert cross_module_imports(graph()) == []
 
 
+def test_no_course_module_imports_a_sibling_and_nothing_below_the_modules_imports_one():
+    assert sibling_imports(graph()) == []
+    assert imports_of_modules_from_below(graph(), RANK[MODULES[0]]) == []
+
+
+def test_the_module_row_holds_every_module_package_and_each_belongs_to_its_course_module():
+    packages = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py") if MODULE_PACKAGE.fullmatch(p.parent.name))
+    assert packages == sorted(MODULES), "a course module's package goes in MODULES here and in docs/architecture.md"
+    assert all(course_module_of(f"eoslab.{m}") == m[1:3] for m in MODULES)
+
+
+_NAMED_PATH = re.compile(r"``((?:notebooks|labs|solutions|docs|tests)/[^`\s]*)``")
+_NAMED_KINDS = ("notebooks/", "labs/", "solutions/", "docs/", "tests/")
+
+
+def paths_named(docstring: str) -> list[str]:
+    """The repository paths a module package's docstring names (in double backquotes)."""
+    return _NAMED_PATH.findall(docstring)
+
+
+@pytest.mark.parametrize("package", MODULES)
+def test_a_module_package_names_its_notebook_lab_solution_docs_and_tests_and_they_exist(package: str) -> None:
+    """An instructor opens the package and finds the module's other files from its docstring."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / package / "__init__.py").read_text())) or ""
+    named = paths_named(doc)
+    assert [k for k in _NAMED_KINDS if not any(p.startswith(k) for p in named)] == [], named
+    assert [p for p in named if not (PACKAGE.parent / p).exists()] == []
+    number = package[1:3]
+    assert any(p.startswith(f"tests/unit/m{number}/") for p in named)
+
+
+def test_a_path_a_module_docstring_names_is_read():
+    doc = "notebook: ``notebooks/02_x.ipynb``; tests: ``tests/unit/m02/``; not a path: ``lab02``, ``eoslab.x``"
+    assert paths_named(doc) == ["notebooks/02_x.ipynb", "tests/unit/m02/"]
+
+
 def test_every_demo_and_lab_check_belongs_to_a_course_module_or_is_shared():
-    lesson = [m for m in modules() if m.split(".")[1:2] == ["demos"] or m.startswith("eoslab.grading.lab")]
+    lesson = [
+        m
+        for m in modules()
+        if m.split(".")[1:2] == ["demos"] or m.startswith("eoslab.grading.lab") or MODULE_PACKAGE.fullmatch(part_of(m))
+    ]
     shared = {f"eoslab.{s}" for s in SHARED_LESSON_CODE}
     assert [m for m in lesson if m not in shared and course_module_of(m) is None] == []
     assert all(m in modules() for m in shared)
@@ -368,6 +448,9 @@ def test_the_checks_catch_a_circle_a_private_crossing_and_an_upward_import():
         "eoslab.bench.producers": set(),
         "eoslab.runs": set(),
         "eoslab.demos.read_committed._log": {"eoslab.demos.transactions", "eoslab.demos._clients"},  # 04 -> 03
+        "eoslab.m02_pid_ranges.lab": {"eoslab.m02_pid_ranges.lesson"},  # its own package: fine
+        "eoslab.m02_pid_ranges.lesson": {"eoslab.demos", "eoslab.labcheck"},  # rows above: fine
+        "eoslab.classroom._rerun": {"eoslab.m02_pid_ranges.lab", "eoslab.labcheck"},  # below the modules
     }
     assert cycles(fake) == [["eoslab.cluster._cluster", "eoslab.cluster._seed", "eoslab.cluster._cluster"]]
     assert private_crossings(fake) == ["eoslab.faults._client imports eoslab.cluster._admin, private to eoslab.cluster"]
@@ -380,6 +463,15 @@ def test_the_checks_catch_a_circle_a_private_crossing_and_an_upward_import():
     ]
     assert cross_module_imports(fake) == [
         "eoslab.demos.read_committed._log (module 04) imports eoslab.demos.transactions, module 03's lesson code"
+    ]
+    assert sibling_imports(fake) == []
+    siblings = {"eoslab.m02_pid_ranges.lab": {"eoslab.m02_pid_ranges.lesson", "eoslab.m07_production.lesson"}}
+    assert sibling_imports(siblings) == [
+        "eoslab.m02_pid_ranges.lab imports eoslab.m07_production.lesson: a course module imports no sibling module"
+    ]
+    assert imports_of_modules_from_below(fake, RANK[MODULES[0]]) == [
+        "eoslab.classroom._rerun (classroom) imports eoslab.m02_pid_ranges.lab, a course module's package: nothing "
+        "below the modules imports one"
     ]
 
 

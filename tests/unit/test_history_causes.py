@@ -1,5 +1,5 @@
 """The checker's causes on histories recorded on the cluster (tests/data/history/: one run of each of lab 07's
-mistakes, ``eoslab.demos.production.run_program``, with the final reads it saved), and on hand-made ones:
+mistakes, ``eoslab.m07_production.lesson.run_program``, with the final reads it saved), and on hand-made ones:
 each mistake is named and blamed for what it did, a right run and an at-least-once twin are blamed for nothing.
 
 The recorded runs were made with Kafka 4.1.2 and confluent-kafka 2.16.1 on the course's cluster; the counts
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from _histories import Run, clean_run, inputs_read
 
-from eoslab.demos.production import origins
 from eoslab.history import CAUSES, Committed, Failed, FinalRead, HistoryFormatError, check, read_history
+from eoslab.m07_production.lesson import origins
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "history"
 

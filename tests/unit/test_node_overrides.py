@@ -1,7 +1,7 @@
 """A node restarted with settings on top of the topology's (``Cluster.reconfigure``, module 07's mistake 9): both
 backends record them per node until a start with ``{}`` or a ``down``; the local backend renders them into the node's
 ``server.properties``, the docker backend into a compose file that recreates the one service with them. The cluster
-side (the broker runs with them, ``eoslab heal`` undoes them) is tests/integration/test_txn_id_expiry.py."""
+side (the broker runs with them, ``eoslab heal`` undoes them) is tests/integration/m07/test_txn_id_expiry.py."""
 
 from __future__ import annotations
 

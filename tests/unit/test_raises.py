@@ -38,7 +38,7 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         1,
         "a program, not the library: its command loop catches it and answers the parent with the error",
     ),
-    ("eoslab/demos/production/_child.py", "SystemExit"): (
+    ("eoslab/m07_production/_child.py", "SystemExit"): (
         2,
         "a program, not the library: SIGTERM ends the learner's program where it is, and a program file that "
         "cannot be imported ends the child; its main turns both into an exit code",

@@ -50,6 +50,9 @@ suite = _root_conftest()
         ("tests/integration/test_lifecycle.py", {"cluster", "last"}, "cluster"),
         ("tests/integration/test_lab01.py", {"cluster", "destructive"}, "course"),  # `cluster` from before the tiers
         ("tests/integration/test_lab06.py", set(), "course"),
+        ("tests/integration/m02/test_lab02.py", {"cluster", "destructive"}, "course"),  # a module's own folder
+        ("tests/unit/m02/test_pid_ranges.py", set(), "unit"),
+        ("tests/integration/m07/test_production.py", {"cluster"}, "cluster"),  # not a lab: labNN only
         ("tests/integration/test_wrong_answers.py", {"cluster"}, "course"),
         (
             "tests/integration/test_fault_matrix.py",
@@ -156,6 +159,7 @@ def test_of_two_fitting_fault_runs_the_newest_is_reused(tmp_path: Path) -> None:
             "tests/integration/test_wrong_answers.py::test_w[lab05-t2]",
         ),
         ("tests/integration/test_lab05.py::test_solution", "tests/integration/test_lab05.py::test_solution"),
+        ("tests/integration/m02/test_lab02.py::test_solution", "tests/integration/m02/test_lab02.py::test_solution"),
         ("tests/integration/test_labels.py::test_l", "tests/integration/test_labels.py"),  # not a lab
         (  # lab 06's rows share the lab's Spark set-up: one worker takes them all
             "tests/integration/test_wrong_answers.py::test_w[lab06-t1-the-mean]",

@@ -43,16 +43,16 @@ return b.broker_id if b is not None else None
 """
 
 NEXT_BLOCK_HELPER = """
-from eoslab.demos.pid_ranges import next_block
+from eoslab.m02_pid_ranges.lesson import next_block
 
 b = next_block(blocks, broker, last_id)
 return (b.first_producer_id, b.next_producer_id)
 """
 
 ASK_THE_BROKER = """
-from eoslab.demos import pid_ranges
+from eoslab.m02_pid_ranges import lesson as pids
 
-b = pid_ranges.current_block(cluster, broker)
+b = pids.current_block(cluster, broker)
 return (b.first_producer_id, b.next_producer_id)
 """
 
@@ -69,6 +69,6 @@ ROWS = [
     ("t4", "no prefetch: one request per 1000 ids", "predicted_allocations = 2", NOT_THE_COUNT.format(2)),
     ("t4", "one request per producer", "predicted_allocations = 2000", NOT_THE_COUNT.format(2000)),
     ("t2", "the kit's block_of", BLOCK_OF_HELPER, KIT.format(r"eoslab\.inspect\.block_of")),
-    ("t3", "the notebook's next_block", NEXT_BLOCK_HELPER, KIT.format(r"eoslab\.demos\.pid_ranges\.next_block")),
-    ("t3", "asking broker 2 for an id", ASK_THE_BROKER, KIT.format(r"eoslab\.demos\.pid_ranges\.current_block")),
+    ("t3", "the notebook's next_block", NEXT_BLOCK_HELPER, KIT.format(r"eoslab\.m02_pid_ranges\.lesson\.next_block")),
+    ("t3", "asking broker 2 for an id", ASK_THE_BROKER, KIT.format(r"eoslab\.m02_pid_ranges\.lesson\.current_block")),
 ]

@@ -2,15 +2,15 @@
 (task, what is wrong, the code a learner would type in the task's answer cell, regex the failure must match).
 
 Each row sets ``LEARNER`` to a name whose case 1 is the mistake the row is about (the draw is a function of the
-name: ``eoslab.grading.lab07.draw``), so that every mistake of the set is met. For every mistake, a plausible
+name: ``eoslab.m07_production.lab.draw``), so that every mistake of the set is met. For every mistake, a plausible
 wrong diagnosis — the mistake whose evidence looks most like it — given with the right program, fails on the
 name, at once, with what the named mistake would have shown. Then right diagnoses with fixes that do not fix:
 the program handed out unchanged, and a batch made "safe" by a longer transaction timeout instead of a shorter
 batch; these run on the cluster and fail on what the checker saw.
 """
 
-from eoslab.demos.production import program
-from eoslab.grading.lab07 import draw
+from eoslab.m07_production.lab import draw
+from eoslab.m07_production.lesson import program
 
 NAMES = {"auto_commit": "learner-4", "commit_outside": "learner-0", "shared_id": "learner-1",
          "slow_batch": "learner-7", "read_uncommitted": "learner-5"}  # fmt: skip
@@ -48,5 +48,5 @@ ROWS = [
     ("t1", "the diagnosis read off the kit's draw",
      _answer("auto_commit", "auto_commit", RIGHT).replace('MISTAKE_1 = "auto_commit"',
                                                           "MISTAKE_1 = lab07.draw(LEARNER)[0]"),
-     KIT.format(r"eoslab\.grading\.lab07\.draw")),
+     KIT.format(r"eoslab\.m07_production\.lab\.draw")),
 ]  # fmt: skip

@@ -1,7 +1,7 @@
 """The recorder: confluent-kafka's ``Consumer`` and ``Producer``, each call written to a history as it returns.
 
 Module 07's programs are plain confluent-kafka code (``from confluent_kafka import Consumer, Producer``),
-the code a learner takes home. The child that runs one (:mod:`eoslab.demos.production.child`) puts these
+the code a learner takes home. The child that runs one (:mod:`eoslab.m07_production.child`) puts these
 two subclasses in ``confluent_kafka``'s place before it imports the program, as a tracing library
 instruments a client: the program's code is untouched, and the history (:mod:`eoslab.history`) holds what
 its clients really did, for the checker:

@@ -22,12 +22,14 @@ from eoslab._heal import heal
 from eoslab._librdkafka import LESSONS
 from eoslab._timeouts import CLIENT_CALL
 from eoslab._wait import wait_until
-from eoslab.demos._pid_client import Grant as Grant  # re-exported: lab 02's checks and the notebook use it
-from eoslab.demos._pid_client import PidClient as PidClient
-from eoslab.demos._pid_client import Write as Write
-from eoslab.demos._pid_client import write_as as write_as  # the module's opening: a second writer under one id
 from eoslab.errors import ClusterError
 from eoslab.inspect import PRODUCER_ID_BLOCK_SIZE
+
+# re-exported: lab 02's checks and the notebook use them (write_as: the module's opening, a second writer)
+from eoslab.m02_pid_ranges._pid_client import Grant as Grant
+from eoslab.m02_pid_ranges._pid_client import PidClient as PidClient
+from eoslab.m02_pid_ranges._pid_client import Write as Write
+from eoslab.m02_pid_ranges._pid_client import write_as as write_as
 
 if TYPE_CHECKING:
     import pandas as pd

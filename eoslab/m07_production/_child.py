@@ -1,8 +1,8 @@
-"""A module 07 program run as its own OS process, its clients recorded: ``python -m eoslab.demos.production.child``.
+"""A module 07 program run as its own OS process, its clients recorded: ``python -m eoslab.m07_production.child``.
 
 The program is a plain function ``name(bootstrap, src, out, group, instance)`` of confluent-kafka code in
-a file (:func:`eoslab.demos.production.write_program` writes one from a notebook cell). The child puts the
-recording clients in ``confluent_kafka``'s place (:mod:`eoslab.demos.production._recorder`), imports the
+a file (:func:`eoslab.m07_production.lesson.write_program` writes one from a notebook cell). The child puts the
+recording clients in ``confluent_kafka``'s place (:mod:`eoslab.m07_production._recorder`), imports the
 file and calls the function: the history holds what the program's clients did.
 
 SIGTERM ends the program where it is (SystemExit at its next Python line: a ``consume`` returns within its
@@ -22,8 +22,8 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 
-from eoslab.demos.production._recorder import abort_open, install
 from eoslab.history import HistoryWriter
+from eoslab.m07_production._recorder import abort_open, install
 
 EXIT_FATAL = 3
 EXIT_ERROR = 4
@@ -41,7 +41,7 @@ def load_program(spec: str) -> Any:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m eoslab.demos.production.child", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m eoslab.m07_production.child", description=__doc__.split("\n")[0])
     ap.add_argument("--program", required=True, help="FILE.py:FUNCTION")
     ap.add_argument("--bootstrap", required=True)
     ap.add_argument("--input", required=True)

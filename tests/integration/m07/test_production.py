@@ -11,7 +11,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from eoslab import inspect as ins
 from eoslab._wait import wait_until
-from eoslab.demos.production import MISTAKES, Scenario, program, run_program, write_source
+from eoslab.m07_production.lesson import MISTAKES, Scenario, program, run_program, write_source
 
 pytestmark = [pytest.mark.cluster]
 

@@ -28,7 +28,6 @@ from eoslab import _procs
 from eoslab._librdkafka import LESSONS
 from eoslab._paths import clients_dir
 from eoslab._timeouts import CLIENT_CALL, NODE_STOP
-from eoslab.demos.production._recorder import ProgramError, parse_die_at
 from eoslab.history import (
     Aborted,
     Committed,
@@ -41,11 +40,12 @@ from eoslab.history import (
     read_final,
     read_history,
 )
+from eoslab.m07_production._recorder import ProgramError, parse_die_at
 
 if TYPE_CHECKING:
     from eoslab.cluster import Cluster
 
-CHILD_MODULE = "eoslab.demos.production.child"
+CHILD_MODULE = "eoslab.m07_production.child"
 """A program's command line holds this: :func:`end_programs` signals nothing else."""
 
 PROGRAM_HEADER = (

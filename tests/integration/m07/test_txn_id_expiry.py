@@ -16,7 +16,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 import eoslab
 from eoslab import inspect as ins
 from eoslab.demos import wait_settled
-from eoslab.demos.production import SHORT_EXPIRY, shorten_expiry, wait_forgotten
+from eoslab.m07_production.lesson import SHORT_EXPIRY, shorten_expiry, wait_forgotten
 
 pytestmark = [pytest.mark.cluster]
 

@@ -7,9 +7,9 @@ import difflib
 
 import pytest
 
-from eoslab.demos.production import MISTAKES, ProgramError, parse_die_at, program, write_program
-from eoslab.grading.lab07 import CASES, draw
 from eoslab.inspect import group_rows
+from eoslab.m07_production.lab import CASES, draw
+from eoslab.m07_production.lesson import MISTAKES, ProgramError, parse_die_at, program, write_program
 
 # What notebook 07's mistake 3 read on the cluster (Kafka 4.1.2): two committed transactions and an aborted one of
 # 3 records each, so offsets 0-2 data, 3 COMMIT, 4-6 data, 7 COMMIT, 8-10 aborted, 11 ABORT; HW = LSO = 12. One

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from eoslab import inspect as ins
 from eoslab._timeouts import NEW_LEADER
 from eoslab._wait import wait_until
-from eoslab.demos._clients import coordinator_state
+from eoslab.demos import coordinator_state
 from eoslab.errors import ClusterError
 
 if TYPE_CHECKING:

@@ -2,20 +2,20 @@
 
 A module 07 program is a plain function of confluent-kafka code, ``name(bootstrap, src, out, group,
 instance)``, written in a notebook cell. :func:`run_program` runs it as OS processes whose clients are
-recorded (:mod:`eoslab.demos.production._recorder`), under a :class:`Scenario` (a fault point, several
+recorded (:mod:`eoslab.m07_production._recorder`), under a :class:`Scenario` (a fault point, several
 instances, a supervisor that restarts what exits, a time limit), and judges the histories with the checker
 and the causes it names::
 
-    from eoslab.demos.production import Scenario, run_program
+    from eoslab.m07_production.lesson import Scenario, run_program
     run = run_program(cluster, processor, Scenario(inputs=20, die_at="after-offsets:1"), run_dir=tmp)
     run.verdict                 # anomalies, and the causes blamed for them
     run.notes()
 """
 
-from eoslab.demos.production._cases import MISTAKES, RIGHT, Mistake, program
-from eoslab.demos.production._expiry import SHORT_EXPIRY, shorten_expiry, wait_forgotten
-from eoslab.demos.production._recorder import ProgramError, RecordingConsumer, RecordingProducer, parse_die_at
-from eoslab.demos.production._run import (
+from eoslab.m07_production._cases import MISTAKES, RIGHT, Mistake, program
+from eoslab.m07_production._expiry import SHORT_EXPIRY, shorten_expiry, wait_forgotten
+from eoslab.m07_production._recorder import ProgramError, RecordingConsumer, RecordingProducer, parse_die_at
+from eoslab.m07_production._run import (
     CHILD_MODULE,
     PROGRAM_HEADER,
     ProgramRun,

@@ -19,7 +19,7 @@ import pytest
 
 from tests.suite import NBVAL
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NOTEBOOK = "notebooks/07_in_production.ipynb"
 
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive]

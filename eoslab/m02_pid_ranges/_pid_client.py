@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from eoslab._ports import LOOPBACK
 from eoslab._wait import wait_until
-from eoslab.demos._clients import PRODUCE_VERSION as PRODUCE_VERSION  # the version write_as sends
-from eoslab.demos._clients import produce_raw, produce_request
+from eoslab.demos import PRODUCE_VERSION as PRODUCE_VERSION  # the version write_as sends
+from eoslab.demos import produce_raw, produce_request
 from eoslab.errors import ClusterError
 from eoslab.faults import error_name
 from eoslab.protocol import KafkaConnection, encode_record_batch

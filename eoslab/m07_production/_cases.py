@@ -3,7 +3,7 @@ that exposes it.
 
 The right processor is module 07's (plain confluent-kafka code, a little work per record); a mistake is one
 edit of its source, as a practitioner makes it. :func:`program` gives the source of a case, :data:`MISTAKES`
-says what each mistake is and which scenario of :func:`eoslab.demos.production.run_program` exposes it. A
+says what each mistake is and which scenario of :func:`eoslab.m07_production.lesson.run_program` exposes it. A
 right program runs every scenario clean: no anomaly, no cause named, caught up.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from eoslab.demos.production._recorder import ProgramError
-from eoslab.demos.production._run import Scenario
+from eoslab.m07_production._recorder import ProgramError
+from eoslab.m07_production._run import Scenario
 
 RIGHT = """def {name}(bootstrap, src, out, group, instance):
     consumer = Consumer({{

@@ -10,7 +10,7 @@ import pytest
 
 from eoslab.labcheck import grade_notebook
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive]
 NAME = "lab07_diagnosis.ipynb"
 

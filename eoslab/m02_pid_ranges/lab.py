@@ -14,7 +14,8 @@ from typing import Any
 
 from eoslab import inspect as ins
 from eoslab.cluster import Cluster
-from eoslab.demos.pid_ranges import (
+from eoslab.labcheck import Verdict, guarded, verdict
+from eoslab.m02_pid_ranges.lesson import (
     PidClient,
     allocations,
     ask_for_next_block,
@@ -23,7 +24,6 @@ from eoslab.demos.pid_ranges import (
     wait_for_grant,
     wait_for_grants,
 )
-from eoslab.labcheck import Verdict, guarded, verdict
 
 EDGES = (0, 1, 999, 1000, 1999, 2000, 123456)
 

@@ -1,6 +1,6 @@
 """Checks of lab 07 (diagnosis): three programs, each with one mistake drawn for the learner; name it, fix it.
 
-The draw: :func:`draw` picks three of :data:`eoslab.demos.production.MISTAKES` from a seed made of the
+The draw: :func:`draw` picks three of :data:`eoslab.m07_production.lesson.MISTAKES` from a seed made of the
 learner's name (``LEARNER`` in the lab's setup cell), so two learners get different sets in a different
 order, and the instructor's rerun of a hand-in gets the learner's own. :func:`show` prints a case's program
 (plain confluent-kafka code), :func:`evidence` runs it under the scenario that exposes its mistake and shows
@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from eoslab.cluster import Cluster
-from eoslab.demos.production import MISTAKES, ProgramRun, run_program, write_source
-from eoslab.demos.production import program as program_source
 from eoslab.errors import GradingError
 from eoslab.labcheck import Verdict, guarded, verdict
+from eoslab.m07_production.lesson import MISTAKES, ProgramRun, run_program, write_source
+from eoslab.m07_production.lesson import program as program_source
 
 CASES = 3
 """Programs a learner is handed, drawn from the five mistakes."""
