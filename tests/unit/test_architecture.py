@@ -35,7 +35,7 @@ import eoslab
 
 PACKAGE = Path(eoslab.__file__).parent
 
-MODULES: tuple[str, ...] = ("m02_pid_ranges", "m07_production")
+MODULES: tuple[str, ...] = ("m01_idempotence", "m02_pid_ranges", "m07_production")
 """The course modules' packages, one per module (``eoslab/mNN_*/``): its lesson code, its lab's checks, its
 measurement. One row of ``LAYERS``: a module imports the rows above it, never a sibling, and nothing below imports
 it (a notebook, a lab and its checks do, from a kernel)."""
@@ -88,7 +88,7 @@ APART: list[tuple[str, str]] = [("analysis", "bench")]
 labels and sentences), never the process that measured, so a class's runs are analysed where no bench runs."""
 
 COURSE_MODULES: dict[str, tuple[str, ...]] = {
-    "01": ("demos.idempotent", "demos.producer_state", "grading.lab01", "grading._lab01_cases"),
+    "01": ("m01_idempotence",),
     "02": ("m02_pid_ranges",),
     "03": ("demos.transactions", "grading.lab03", "grading._lab03"),
     "04": ("demos.read_committed", "bench.read_committed", "grading.lab04", "grading._lab04"),

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -12,7 +10,7 @@ from confluent_kafka import KafkaError, KafkaException
 
 from eoslab.classroom import _gradebook, collect
 from eoslab.errors import EoslabError
-from eoslab.grading import lab01, lab03
+from eoslab.grading import lab03
 from eoslab.labcheck import CheckFailed
 
 # -- the gradebook grades what has no report, and a broken notebook costs only its learner ------------
@@ -39,29 +37,6 @@ def test_collect_grades_unreported_notebooks_and_a_broken_one_is_a_row(
     # ana's grading wrote no report here (the fake): nothing handed in; bo's broke: its error, score 0
     assert [(r["learner"], r["notebook"], r["score"]) for r in rows] == [("ana", None, 0), ("bo", "lab01_x.ipynb", 0)]
     assert rows[1]["error"] == "lab01_x.ipynb did not finish within 9 s: it was stopped and scores 0."
-
-
-# -- lab 01 task 2: the scenario's plan and the duplicates that reached the log ---------------------
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_the_duplicate_plan_duplicates_at_least_two_writes_and_leaves_one_alone(seed: int) -> None:
-    plain, idempotent = lab01._plan(random.Random(seed), "r1")
-    copies = [k for _, k in plain]
-    assert 3 <= len(plain) <= 5 and set(copies) <= {0, 1, 2}
-    assert copies.count(0) >= 1 and sum(1 for k in copies if k) >= 2
-    values = [v for v, _ in plain] + list(idempotent)
-    assert len(set(values)) == len(values) and all(v.endswith("-r1") for v in values)
-
-
-def test_only_plain_writes_stored_more_than_once_are_duplicates() -> None:
-    def batch(offset: int, pid: int, value: str) -> Any:
-        return SimpleNamespace(base_offset=offset, producer_id=pid, records=[SimpleNamespace(value=value)])
-
-    log = [batch(0, -1, "a"), batch(1, -1, "a"), batch(2, -1, "b"), batch(3, 7, "c"), batch(4, 8, "c")]
-    log += [batch(5, -1, "d"), batch(6, 7, "d"), batch(7, -1, "d")]
-    plan = [("a", 1), ("b", 1), ("d", 2), ("never-sent", 0)]
-    assert lab01._stored_twice(log, plan) == {frozenset({0, 1}), frozenset({5, 7})}
 
 
 # -- lab 03 tasks 2 and 4: a learner's call that raised, and what a zombie worker did wrong ----------
