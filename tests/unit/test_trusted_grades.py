@@ -186,7 +186,7 @@ def test_the_rerun_runs_the_courses_check_cells_and_scores_tampering_0(
         "cell_type": "code",
         "id": "p1",
         "metadata": {},
-        "source": "import eoslab.grading.lab01 as lab\nlab.check_survives_ack_loss = print",
+        "source": "import eoslab.m01_idempotence.lab as lab\nlab.check_survives_ack_loss = print",
         "outputs": [],
     }
     for who, nb in (
