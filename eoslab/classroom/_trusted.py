@@ -177,8 +177,8 @@ def _targets(node: ast.AST) -> Iterator[ast.AST]:
 
 
 def _protected(lab: Mapping[str, Any]) -> dict[str, str]:
-    """The names the course's graded cells call through, with the module each stands for
-    (``lab01`` -> ``eoslab.grading.lab01`` for ``lab01.check_...(...)``, ``lab02`` -> ``eoslab.m02_pid_ranges.lab``)."""
+    """The names the course's graded cells call through, with the module each stands for (``lab01`` ->
+    ``eoslab.m01_idempotence.lab`` for ``lab01.check_...(...)``, ``lab04`` -> ``eoslab.grading.lab04``)."""
     code = [c for c in lab.get("cells", []) if c.get("cell_type") == "code"]
     names = scan.names_of(t for c in code for t in scan.trees(scan.cell_source(c)))
     out: dict[str, str] = {}

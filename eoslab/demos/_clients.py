@@ -1,4 +1,5 @@
-"""The lesson clients, one home for every module's demos and checks: the transactional producer (librdkafka
+"""The lesson clients, one home for every module's demos and checks: the observed idempotent producer with
+one record's send and the table of a partition's batches (modules 01 and 02), the transactional producer (librdkafka
 settings as data, every EOS line commented), the Java 4.4 producer's settings, the consumer with an explicit
 isolation level, the reads and waits the lessons share (what the log holds at an isolation level, the
 coordinators done writing markers), and the run ids. A module's own code imports these from here, never
@@ -18,15 +19,18 @@ from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
 from eoslab._librdkafka import LESSONS
 from eoslab._wait import wait_until
 from eoslab.clients import write_all
+from eoslab.faults import demo_producer_config
 from eoslab.protocol import KafkaConnection
 
 if TYPE_CHECKING:
+    import pandas as pd
     from confluent_kafka import Consumer
 
     from eoslab.cluster import Cluster
@@ -70,6 +74,106 @@ LOGGER = LESSONS.getChild("transactions")
 def run_id() -> str:
     """A short id for one run of a lesson or a check: every transactional id and topic gets it."""
     return uuid.uuid4().hex[:6]
+
+
+# -- the observed idempotent producer of modules 01 and 02, one record's send and a partition's batches ------------
+
+SEND_TIMEOUT = 60.0
+"""One record's delivery report through the proxy, when a lesson drops its ack: the resend follows
+socket.timeout.ms (3 s) and message.timeout.ms is 30 s, so a report comes well inside 60 s."""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What the client was told about one record: its offset, or the error."""
+
+    topic: str
+    partition: int
+    offset: int
+    error: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def __str__(self) -> str:
+        """As examples/idempotent_producer.py prints a delivery report: ``demo[0]@2``, or the error."""
+        where = f"{self.topic}[{self.partition}]"
+        return f"{where}@{self.offset}" if self.ok else f"{where} FAILED: {self.error}"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))  # a cell's result reads as the sentence, repr() keeps the fields
+
+
+def producer(
+    cluster: Cluster, client_id: str, *, idempotent: bool = True, debug: str = "eos", **conf: Any
+) -> ins.ObservedProducer:
+    """An observed librdkafka producer through the fault proxy, with the demo profile.
+
+    librdkafka's own log lines (its ``eos`` debug lines, and notices such as "Timed out
+    ProduceRequest in flight") are kept in ``producer.log`` (``.grep(text)``) instead of
+    landing in the notebook as stderr.
+    """
+    settings = demo_producer_config(cluster.bootstrap_servers(proxied=True), client_id, **conf)
+    settings["enable.idempotence"] = idempotent
+    if not idempotent:
+        settings.setdefault("retries", 5)  # librdkafka retries by default too: say so, the duplicate needs it
+    p = ins.ObservedProducer(settings, debug=debug)
+    p.client_id = client_id  # type: ignore[attr-defined]
+    return p
+
+
+def send(
+    p: Any, topic: str, partition: int, value: bytes | str, *, key: bytes | None = None, timeout: float = SEND_TIMEOUT
+) -> Delivery:
+    """Produce ONE record and wait for its delivery report (one record = one batch with linger.ms=0)."""
+    reports: list[Delivery] = []
+
+    def on_delivery(err: Any, msg: Any) -> None:
+        reports.append(Delivery(msg.topic(), msg.partition(), msg.offset(), err.name() if err else None))
+
+    data = value.encode() if isinstance(value, str) else value
+    p.produce(topic, value=data, key=key, partition=partition, on_delivery=on_delivery)
+    p.flush(timeout)
+    wait_until(lambda: reports, timeout=timeout, what=f"the delivery report of a record to {topic}-{partition}")
+    return reports[0]
+
+
+def batches(
+    cluster: Cluster,
+    topic: str,
+    partition: int,
+    *,
+    producer_ids: list[int] | None = None,
+    broker: int | None = None,
+    values: bool = True,
+) -> pd.DataFrame:
+    """Batch headers of one replica (the leader by default), as a table; only these producers' if given.
+
+    ``values`` adds the first record's value, so a duplicate by content is visible.
+    """
+    import pandas as pd
+
+    keep = [
+        "base_offset",
+        "last_offset",
+        "producer_id",
+        "producer_epoch",
+        "base_sequence",
+        "last_sequence",
+        "is_transactional",
+        "is_control",
+        "size",
+    ]
+    rows = []
+    for b in ins.batches(cluster, topic, partition, broker=broker, records=values, data=values):
+        if producer_ids is not None and b.producer_id not in producer_ids:
+            continue
+        row = {k: getattr(b, k) for k in keep}
+        if values:
+            row["value"] = b.records[0].value if b.records else None
+        rows.append(row)
+    return pd.DataFrame(rows, columns=keep + (["value"] if values else []))
 
 
 class TxnProducer(ins.ObservedProducer):

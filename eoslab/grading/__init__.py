@@ -1,4 +1,4 @@
-"""The labs' checks: one module per lab (``from eoslab.grading import lab03``), each task's check in it.
+"""The labs' checks: one module per lab (``from eoslab.grading import lab04``), each task's check in it.
 
 A lab notebook's check cells call its lab's checks, which judge behaviour on the live cluster. What a
 check builds on (its verdict, its guards, the run of a lab under nbval) is ``eoslab.labcheck``; the class's

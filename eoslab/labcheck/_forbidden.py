@@ -27,7 +27,7 @@ from eoslab._paths import PACKAGE_DIR
 from eoslab.labcheck import scan
 
 FORBIDDEN: dict[str, dict[str, tuple[str, ...]]] = {
-    "eoslab.grading.lab01": {
+    "eoslab.m01_idempotence.lab": {
         # t1 asks which settings make a lost ack harmless: these are the kit's answer to it.
         "t1": (
             "eoslab.clients.IDEMPOTENT_PRODUCER",
@@ -35,9 +35,9 @@ FORBIDDEN: dict[str, dict[str, tuple[str, ...]]] = {
             "eoslab.faults.demo_producer_config",
         ),
         # t2: the check's own judge of a group, and its list of the writes stored twice.
-        "t2": ("eoslab.grading._lab01_cases.what_it_mixes", "eoslab.grading.lab01._stored_twice"),
+        "t2": ("eoslab.m01_idempotence._lab_cases.what_it_mixes", "eoslab.m01_idempotence.lab._stored_twice"),
         # t3: the check's model of the controller's election.
-        "t3": ("eoslab.grading._lab01_cases.elect",),
+        "t3": ("eoslab.m01_idempotence._lab_cases.elect",),
         # t4, t5: fixed answers (a choice, an error code); nothing computes them but the experiment itself.
     },
     "eoslab.m02_pid_ranges.lab": {
@@ -51,7 +51,7 @@ FORBIDDEN: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         # t4: a fixed count; measuring it is learning it, and nothing else computes it.
     },
-    "eoslab.grading.lab03": {
+    "eoslab.m03_transactions.lab": {
         # t1: the task says it: compute the partition yourself, do not ask the cluster nor the kit.
         "t1": (
             "eoslab.inspect.coordinator_partition",
@@ -61,14 +61,14 @@ FORBIDDEN: dict[str, dict[str, tuple[str, ...]]] = {
             "eoslab.inspect.coordinators",
             "eoslab.inspect.predict_coordinators",
             "eoslab.cluster.find_coordinators",
-            "eoslab.demos.transactions.wait_coordinator",
+            "eoslab.m03_transactions.lesson.wait_coordinator",
         ),
         # t2: no kit function writes a transaction to the check's topics.
         # t3: readers that choose read_committed for you, or read the whole topic at a level.
         "t3": (
-            "eoslab.demos.transactions.read_values",
-            "eoslab.demos.transactions.consumer",
-            "eoslab.demos.transactions.READ_COMMITTED",
+            "eoslab.demos.read_values",
+            "eoslab.demos.consumer",
+            "eoslab.demos.READ_COMMITTED",
             "eoslab.history.read_final",
             "eoslab.history.read_both",
             "eoslab.analysis.topic_values",
@@ -78,8 +78,8 @@ FORBIDDEN: dict[str, dict[str, tuple[str, ...]]] = {
         "t5": ("eoslab.demos.pipeline.classify",),
         # t6: running the steps and reading __transaction_state back measures what is to be predicted.
         "t6": (
-            "eoslab.grading._lab03.run_scenario",
-            "eoslab.grading._lab03.logged_states",
+            "eoslab.m03_transactions._lab_setup.run_scenario",
+            "eoslab.m03_transactions._lab_setup.logged_states",
             "eoslab.inspect.transaction_history",
             "eoslab.inspect.transaction_histories",
         ),
@@ -90,7 +90,7 @@ FORBIDDEN: dict[str, dict[str, tuple[str, ...]]] = {
             "eoslab.grading._lab04.scenario",
             "eoslab.grading._lab04._CACHE",
             "eoslab.grading._lab04.read_offsets",
-            "eoslab.demos.transactions.read_values",
+            "eoslab.demos.read_values",
             "eoslab.history.read_final",
             "eoslab.demos.read_committed.read_both",
             "eoslab.demos.read_committed.log_table",

@@ -35,7 +35,7 @@ import eoslab
 
 PACKAGE = Path(eoslab.__file__).parent
 
-MODULES: tuple[str, ...] = ("m02_pid_ranges", "m07_production")
+MODULES: tuple[str, ...] = ("m01_idempotence", "m02_pid_ranges", "m03_transactions", "m07_production")
 """The course modules' packages, one per module (``eoslab/mNN_*/``): its lesson code, its lab's checks, its
 measurement. One row of ``LAYERS``: a module imports the rows above it, never a sibling, and nothing below imports
 it (a notebook, a lab and its checks do, from a kernel)."""
@@ -88,9 +88,9 @@ APART: list[tuple[str, str]] = [("analysis", "bench")]
 labels and sentences), never the process that measured, so a class's runs are analysed where no bench runs."""
 
 COURSE_MODULES: dict[str, tuple[str, ...]] = {
-    "01": ("demos.idempotent", "demos.producer_state", "grading.lab01", "grading._lab01_cases"),
+    "01": ("m01_idempotence",),
     "02": ("m02_pid_ranges",),
-    "03": ("demos.transactions", "grading.lab03", "grading._lab03"),
+    "03": ("m03_transactions",),
     "04": ("demos.read_committed", "bench.read_committed", "grading.lab04", "grading._lab04"),
     "05": (
         "demos.pipeline",
@@ -447,7 +447,7 @@ def test_the_checks_catch_a_circle_a_private_crossing_and_an_upward_import():
         "eoslab.analysis._report": {"eoslab.bench.producers", "eoslab.runs"},  # analysis keeps apart from bench
         "eoslab.bench.producers": set(),
         "eoslab.runs": set(),
-        "eoslab.demos.read_committed._log": {"eoslab.demos.transactions", "eoslab.demos._clients"},  # 04 -> 03
+        "eoslab.demos.read_committed._log": {"eoslab.m03_transactions.lesson", "eoslab.demos._clients"},  # 04 -> 03
         "eoslab.m02_pid_ranges.lab": {"eoslab.m02_pid_ranges.lesson"},  # its own package: fine
         "eoslab.m02_pid_ranges.lesson": {"eoslab.demos", "eoslab.labcheck"},  # rows above: fine
         "eoslab.classroom._rerun": {"eoslab.m02_pid_ranges.lab", "eoslab.labcheck"},  # below the modules
@@ -456,13 +456,15 @@ def test_the_checks_catch_a_circle_a_private_crossing_and_an_upward_import():
     assert private_crossings(fake) == ["eoslab.faults._client imports eoslab.cluster._admin, private to eoslab.cluster"]
     assert upward_imports(fake) == [
         "eoslab.cluster._cluster (cluster) imports eoslab.faults (faults), a part below it in LAYERS",
+        "eoslab.demos.read_committed._log (demos) imports eoslab.m03_transactions.lesson (m03_transactions), a part "
+        "below it in LAYERS",
         "eoslab.grading.lab01 imports the package's face (eoslab/__init__.py): import the part itself",
     ]
     assert apart_imports(fake) == [
         "eoslab.analysis._report imports eoslab.bench.producers: analysis keeps apart from bench"
     ]
     assert cross_module_imports(fake) == [
-        "eoslab.demos.read_committed._log (module 04) imports eoslab.demos.transactions, module 03's lesson code"
+        "eoslab.demos.read_committed._log (module 04) imports eoslab.m03_transactions.lesson, module 03's lesson code"
     ]
     assert sibling_imports(fake) == []
     siblings = {"eoslab.m02_pid_ranges.lab": {"eoslab.m02_pid_ranges.lesson", "eoslab.m07_production.lesson"}}

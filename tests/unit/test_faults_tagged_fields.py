@@ -5,7 +5,7 @@ real 4.1.2 broker (tests/data/inspect/api_versions_v4_response.hex). If the prox
 re-encoded frames and dropped tagged fields, a Java client would silently fall
 back to the original transaction protocol; the end-to-end proof (the Java client
 sends EndTxn v5 and no AddPartitionsToTxn through the proxy) is
-tests/integration/test_transactions_protocols.py.
+tests/integration/m03/test_transactions_protocols.py.
 """
 
 from __future__ import annotations

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException
 
 from eoslab.classroom import _gradebook, collect
 from eoslab.errors import EoslabError
-from eoslab.grading import lab01, lab03
-from eoslab.labcheck import CheckFailed
 
 # -- the gradebook grades what has no report, and a broken notebook costs only its learner ------------
 
@@ -39,59 +33,3 @@ def test_collect_grades_unreported_notebooks_and_a_broken_one_is_a_row(
     # ana's grading wrote no report here (the fake): nothing handed in; bo's broke: its error, score 0
     assert [(r["learner"], r["notebook"], r["score"]) for r in rows] == [("ana", None, 0), ("bo", "lab01_x.ipynb", 0)]
     assert rows[1]["error"] == "lab01_x.ipynb did not finish within 9 s: it was stopped and scores 0."
-
-
-# -- lab 01 task 2: the scenario's plan and the duplicates that reached the log ---------------------
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_the_duplicate_plan_duplicates_at_least_two_writes_and_leaves_one_alone(seed: int) -> None:
-    plain, idempotent = lab01._plan(random.Random(seed), "r1")
-    copies = [k for _, k in plain]
-    assert 3 <= len(plain) <= 5 and set(copies) <= {0, 1, 2}
-    assert copies.count(0) >= 1 and sum(1 for k in copies if k) >= 2
-    values = [v for v, _ in plain] + list(idempotent)
-    assert len(set(values)) == len(values) and all(v.endswith("-r1") for v in values)
-
-
-def test_only_plain_writes_stored_more_than_once_are_duplicates() -> None:
-    def batch(offset: int, pid: int, value: str) -> Any:
-        return SimpleNamespace(base_offset=offset, producer_id=pid, records=[SimpleNamespace(value=value)])
-
-    log = [batch(0, -1, "a"), batch(1, -1, "a"), batch(2, -1, "b"), batch(3, 7, "c"), batch(4, 8, "c")]
-    log += [batch(5, -1, "d"), batch(6, 7, "d"), batch(7, -1, "d")]
-    plan = [("a", 1), ("b", 1), ("d", 2), ("never-sent", 0)]
-    assert lab01._stored_twice(log, plan) == {frozenset({0, 1}), frozenset({5, 7})}
-
-
-# -- lab 03 tasks 2 and 4: a learner's call that raised, and what a zombie worker did wrong ----------
-
-
-def test_a_transfer_outside_a_transaction_is_told_to_begin_one() -> None:
-    with pytest.raises(CheckFailed, match=r"begin_transaction\(\) first"):
-        lab03._transfer_raised(KafkaException(KafkaError(KafkaError._STATE)))
-    with pytest.raises(CheckFailed, match=r"your transfer raised ValueError: no\. Hint: see the error"):
-        lab03._transfer_raised(ValueError("no"))
-
-
-def test_zombie_problems_name_each_fault() -> None:
-    assert lab03._zombie_problems(0, {"ok": True}, ["a", "s"], ["s", "a"]) == []
-    problems = lab03._zombie_problems(2, {"ok": False, "error": "FENCED"}, ["a", "x", "s"], ["a", "s"])
-    assert problems == [
-        "after the fatal error your worker went on to 2 more batch(es)",
-        "the legitimate successor could not commit (FENCED): it was fenced",
-        "read_committed shows ['a', 'x', 's']",
-    ]
-
-
-def test_a_worker_that_stops_at_the_fence_is_told_from_one_that_returns() -> None:
-    def fenced(make_producer: Any, batches: Any, topic: str) -> None:
-        raise KafkaException(KafkaError(KafkaError._FENCED, fatal=True))
-
-    def retriable(make_producer: Any, batches: Any, topic: str) -> None:
-        raise KafkaException(KafkaError(KafkaError._TIMED_OUT))
-
-    assert lab03._run_worker(lambda *a: None, lambda: None, None, "t") == "returned"  # type: ignore[arg-type]
-    assert lab03._run_worker(fenced, lambda: None, None, "t") == "raised _FENCED"  # type: ignore[arg-type]
-    with pytest.raises(KafkaException):  # not fatal: the check's guard reports it, as before
-        lab03._run_worker(retriable, lambda: None, None, "t")  # type: ignore[arg-type]

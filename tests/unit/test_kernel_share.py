@@ -56,7 +56,7 @@ def kernel_load(imports: list[str]) -> tuple[int, int, set[str]]:
 
 def test_module_03s_kernel_loads_under_half_of_the_package():
     imports = notebook_imports(NOTEBOOKS / "03_transactions.ipynb")
-    assert any("eoslab.demos" in line for line in imports)  # the probe reads the notebook's own imports
+    assert any("eoslab.m03_transactions" in line for line in imports)  # the probe reads the notebook's own imports
     loaded, total, names = kernel_load(imports)
     share = loaded / total
     print(f"module 03's kernel: {loaded} of the package's {total} lines ({share:.0%}), {len(names)} modules")
@@ -68,7 +68,7 @@ def test_only_module_05_loads_the_fault_matrix():
     imports = [line for p in others for line in notebook_imports(p)]
     assert len(others) >= 7 and any("eoslab.demos" in line for line in imports)
     _, _, names = kernel_load(imports)
-    assert "eoslab.demos.transactions" in names  # the probe ran the modules' imports
+    assert "eoslab.m03_transactions.lesson" in names  # the probe ran the modules' imports
     assert "eoslab.demos.pipeline" not in names, "a module other than 05 loads module 05's fault matrix"
     five = kernel_load(notebook_imports(NOTEBOOKS / "05_exactly_once_pipeline.ipynb"))[2]
     assert "eoslab.demos.pipeline" in five

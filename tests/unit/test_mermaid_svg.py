@@ -127,8 +127,8 @@ def _recorded_states_diagram() -> str:
     """Module 03's state diagram of a RECORDED `__transaction_state` dump (librdkafka and Java TV2 ids,
     a fence, a timeout abort): what the notebook's last diagram draws."""
     from eoslab import inspect as ins
-    from eoslab.demos.transactions import states_diagram
-    from eoslab.demos.transactions._step import STATE_COLUMNS
+    from eoslab.m03_transactions._step import STATE_COLUMNS
+    from eoslab.m03_transactions.lesson import states_diagram
 
     dump = (DATA.parent / "inspect" / "dump_txn_log_tv2.txt").read_text()
     return states_diagram(ins.frame(ins.parse_transaction_log(ins.parse_dump(dump)), STATE_COLUMNS))

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from eoslab._mermaid_svg import flowchart_svg, mermaid_svg, sequence_svg, state_svg
-from eoslab.demos.transactions import TransactionLesson
+from eoslab.m03_transactions.lesson import TransactionLesson
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "faults"
 SVG = "{http://www.w3.org/2000/svg}"

@@ -108,12 +108,15 @@ def test_a_notebook_whose_graded_cells_do_not_match_the_course_is_refused_in_one
         ("from eoslab.labcheck import _checks\n_checks.verdict = print", "assigns _checks.verdict"),
         ("from eoslab.grading import verdict\nverdict.__defaults__ = ()", "assigns verdict.__defaults__"),
         (
-            "import eoslab.grading.lab03 as g\ng.check_visible.__code__ = (lambda: 0).__code__",
+            "import eoslab.m03_transactions.lab as g\ng.check_visible.__code__ = (lambda: 0).__code__",
             "assigns g.check_visible",
         ),
         ("del eoslab.grading", "assigns eoslab.grading"),
         ("cluster.partitions = lambda topic=None: []", "assigns cluster.partitions"),
-        ("import sys\nsys.modules['eoslab.grading.lab03'] = object()", "the modules the checks are imported from"),
+        (
+            "import sys\nsys.modules['eoslab.m03_transactions.lab'] = object()",
+            "the modules the checks are imported from",
+        ),
         ("lab03 = type('Fake', (), {})", "rebinds lab03, the name its check cells call"),
         ("from eoslab.grading import lab04 as lab03", "rebinds lab03"),
         ("def f():\n    global lab03\n    lab03 = None", "declares global lab03"),
@@ -133,8 +136,8 @@ def test_a_cell_that_changes_the_kit_instead_of_answering_is_tampering(cell: str
 @pytest.mark.parametrize(
     "cell",
     [
-        "import eoslab.grading.lab03 as lab03",  # the same module again
-        "from eoslab.grading import lab03",
+        "import eoslab.m03_transactions.lab as lab03",  # the same module again
+        "from eoslab.m03_transactions import lab as lab03",
         "cluster = eoslab.connect()\ncluster_name = 'x'",
         "producer = make()\nproducer.x = 1",  # the learner's own objects are theirs
         "def transfer(producer, consumer, records, out_topic):\n    producer.flag = True",
@@ -183,7 +186,7 @@ def test_the_rerun_runs_the_courses_check_cells_and_scores_tampering_0(
         "cell_type": "code",
         "id": "p1",
         "metadata": {},
-        "source": "import eoslab.grading.lab01 as lab\nlab.check_survives_ack_loss = print",
+        "source": "import eoslab.m01_idempotence.lab as lab\nlab.check_survives_ack_loss = print",
         "outputs": [],
     }
     for who, nb in (

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from eoslab import inspect as ins
 from eoslab.cluster import Cluster
-from eoslab.demos import transactions as txn
+from eoslab.m03_transactions import lesson as txn
 from eoslab.faults import ensure_proxy
 from eoslab.java_client import JavaProducer
 from eoslab.protocol import KafkaConnection

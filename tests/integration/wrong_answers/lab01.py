@@ -38,7 +38,7 @@ KIT = r"compute this yourself: do not (call|use) {}"
 """A kit function that computes the answer, refused from the answer cell's source before any work."""
 
 CASES_ELECT = """
-from eoslab.grading._lab01_cases import elect
+from eoslab.m01_idempotence._lab_cases import elect
 
 return elect(replicas, isr, killed)
 """
@@ -96,7 +96,7 @@ ROWS = [
         "t2",
         "the check's own judge of a group",
         CHECKS_OWN_JUDGE,
-        KIT.format(r"eoslab\.grading\._lab01_cases\.what_it_mixes"),
+        KIT.format(r"eoslab\.m01_idempotence\._lab_cases\.what_it_mixes"),
     ),
-    ("t3", "the check's own election", CASES_ELECT, KIT.format(r"eoslab\.grading\._lab01_cases\.elect")),
+    ("t3", "the check's own election", CASES_ELECT, KIT.format(r"eoslab\.m01_idempotence\._lab_cases\.elect")),
 ]

@@ -199,7 +199,7 @@ return leaders[topic][kafka_abs(java_string_hash(key)) % 50]
 """
 
 KIT_READER = """
-from eoslab.demos import transactions as txn
+from eoslab.m03_transactions import lesson as txn
 
 return [value for _, _, value in txn.read_values(cluster, topic)]
 """
@@ -247,7 +247,12 @@ ROWS = [
     ("t6", "PrepareEpochFence written", PREPARE_EPOCH_FENCE, r"PrepareEpochFence"),
     ("t1", "the kit's coordinator_partition", KIT_PARTITION, KIT.format(r"eoslab\.inspect\.coordinator_partition")),
     ("t1", "the kit's Java hash and Utils.abs", KIT_HASH, KIT.format(r"eoslab\.inspect\.(java_string_hash|kafka_abs)")),
-    ("t3", "the kit's read_committed reader", KIT_READER, KIT.format(r"eoslab\.demos\.transactions\.read_values")),
+    ("t3", "the kit's read_committed reader", KIT_READER, KIT.format(r"eoslab\.demos\.read_values")),
     ("t4", "the pipeline's error classifier", KIT_CLASSIFIER, KIT.format(r"eoslab\.demos\.pipeline\.classify")),
-    ("t6", "the scenario run and read back", MEASURED_NOT_PREDICTED, KIT.format(r"eoslab\.grading\._lab03\.\w+")),
+    (
+        "t6",
+        "the scenario run and read back",
+        MEASURED_NOT_PREDICTED,
+        KIT.format(r"eoslab\.m03_transactions\._lab_setup\.\w+"),
+    ),
 ]

@@ -131,7 +131,7 @@ for s in ins.describe_producers(cluster, topic, partition):
 """
 
 LAG_AT_THE_HIGH_WATERMARK = """
-from eoslab.demos.transactions import committed_offsets
+from eoslab.demos import committed_offsets
 
 parts = [p.partition for p in cluster.partitions(topic)]
 committed = committed_offsets(cluster, group, topic, parts)
@@ -142,7 +142,7 @@ return {
 """
 
 STALLED_MEANS_LAGGING = """
-from eoslab.demos.transactions import committed_offsets
+from eoslab.demos import committed_offsets
 
 parts = [p.partition for p in cluster.partitions(topic)]
 committed = committed_offsets(cluster, group, topic, parts)

@@ -1,6 +1,6 @@
 """What lab 03's checks set up on the cluster: keys with a chosen hash, transactions in a pattern, scenarios.
 
-Kept apart from :mod:`eoslab.grading.lab03` (the verdicts) so each stays small.
+Kept apart from :mod:`eoslab.m03_transactions.lab` (the verdicts) so each stays small.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 from eoslab import inspect as ins
 from eoslab._wait import wait_until
 from eoslab.cluster import Cluster
-from eoslab.demos import transactions as txn
+from eoslab.m03_transactions import lesson as txn
 
 INT_MIN = -(2**31)
 SAFE_FIRST = 48  # '0': the appended characters are '0'..'N' (31 consecutive code points)
@@ -173,7 +173,7 @@ def scenarios(rng: random.Random) -> list[list[str]]:
     new instance over an Ongoing transaction, then its own transaction; empty: a transaction with no send ended,
     then one with consumer offsets; timeout: a transaction the coordinator aborts itself. A wrong rule about any
     of these (an empty end writing records, offsets enrolling nothing, a record per send, a silent timeout, ...)
-    fails every run rather than the runs that happened to draw its case (tests/unit/test_grading_decoys.py)."""
+    fails every run rather than the runs that happened to draw its case (tests/unit/m03/test_lab03_decoys.py)."""
     end1, end2 = rng.sample(["commit", "abort"], 2)
     first, second = rng.sample(["send A", "send B"], 2)
     again = rng.choice(["send A", "send B"])

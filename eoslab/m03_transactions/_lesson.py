@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from eoslab import inspect as ins
-from eoslab.demos._clients import TxnProducer, consumer, run_id, seed_input, transactional_producer
-from eoslab.demos.transactions._arrange import make_coordinator, wait_coordinator
-from eoslab.demos.transactions._step import DISK_COLUMNS, STATE_COLUMNS, Step, producer_ids
+from eoslab.demos import TxnProducer, consumer, run_id, seed_input, transactional_producer
 from eoslab.faults import Proxy, Trace
+from eoslab.m03_transactions._arrange import make_coordinator, wait_coordinator
+from eoslab.m03_transactions._step import DISK_COLUMNS, STATE_COLUMNS, Step, producer_ids
 
 if TYPE_CHECKING:
     import pandas as pd

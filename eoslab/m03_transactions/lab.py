@@ -16,10 +16,10 @@ from typing import Any
 
 from eoslab import inspect as ins
 from eoslab.cluster import Cluster
-from eoslab.demos import transactions as txn
 from eoslab.faults import Proxy
-from eoslab.grading import _lab03 as setup
 from eoslab.labcheck import Verdict, guarded, verdict
+from eoslab.m03_transactions import _lab_setup as setup
+from eoslab.m03_transactions import lesson as txn
 
 KINDS = setup.INTERNAL
 

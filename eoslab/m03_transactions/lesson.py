@@ -1,10 +1,10 @@
 """The flows of module 03 (transactions), shared by the notebook, its lab and the checks.
 
-General on purpose: every function takes the topic, partitions and
-transactional ids it works on, so modules 04 (read_committed, the LSO) and 05
-(an exactly-once pipeline) reuse them::
+General on purpose: every function takes the topic, partitions and transactional ids it works on. The lesson
+clients named here too (the transactional producer, the consumer, the reads, the run ids) are ``eoslab.demos``'s,
+which modules 04 and 05 import from there, never from this package::
 
-    from eoslab.demos import transactions as txn
+    from eoslab.m03_transactions import lesson as txn
     lesson = txn.TransactionLesson(cluster)          # ids, topics and coordinators of one run
     lesson.arrange_coordinators()                     # broker 3 coordinates the id, broker 1 the group
     with lesson.step("init") as s:
@@ -12,7 +12,7 @@ transactional ids it works on, so modules 04 (read_committed, the LSO) and 05
     s.show()                                          # the trace, __transaction_state, the disk
 """
 
-from eoslab.demos._clients import (
+from eoslab.demos import (
     JAVA_PRODUCER,
     READ_COMMITTED,
     TXN_PRODUCER,
@@ -26,7 +26,7 @@ from eoslab.demos._clients import (
     transactional_producer,
     wait_settled,
 )
-from eoslab.demos.transactions._arrange import (
+from eoslab.m03_transactions._arrange import (
     INTERNAL_TOPIC,
     Moved,
     leader_views,
@@ -34,9 +34,9 @@ from eoslab.demos.transactions._arrange import (
     make_leader,
     wait_coordinator,
 )
-from eoslab.demos.transactions._lesson import TransactionLesson
-from eoslab.demos.transactions._protocols import PLAN, TwoClients, java_producer, two_protocols
-from eoslab.demos.transactions._scenarios import (
+from eoslab.m03_transactions._lesson import TransactionLesson
+from eoslab.m03_transactions._protocols import PLAN, TwoClients, java_producer, two_protocols
+from eoslab.m03_transactions._scenarios import (
     Failover,
     Fenced,
     Hung,
@@ -46,8 +46,8 @@ from eoslab.demos.transactions._scenarios import (
     hung_transaction,
     kafka_error,
 )
-from eoslab.demos.transactions._step import Step, producer_ids
-from eoslab.demos.transactions._timeline import (
+from eoslab.m03_transactions._step import Step, producer_ids
+from eoslab.m03_transactions._timeline import (
     LANES,
     marker_delays,
     plot_marker_delays,

@@ -25,14 +25,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from eoslab.demos._clients import JAVA_PRODUCER, consumer, wait_settled
-from eoslab.demos.transactions._step import Step, producer_ids
+from eoslab.demos import JAVA_PRODUCER, consumer, wait_settled
 from eoslab.java_client import JavaProducer
+from eoslab.m03_transactions._step import Step, producer_ids
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from eoslab.demos.transactions._lesson import TransactionLesson
+    from eoslab.m03_transactions._lesson import TransactionLesson
 
 PLAN = ("commit", "commit", "abort")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from eoslab import inspect as ins
-from eoslab.demos import transactions as txn
+from eoslab.m03_transactions import lesson as txn
 
 pytestmark = pytest.mark.cluster
 

@@ -11,7 +11,7 @@ import pytest
 
 from eoslab.labcheck import grade_notebook
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 pytestmark = [pytest.mark.cluster, pytest.mark.destructive]
 
 

@@ -1,89 +1,13 @@
-"""The pure logic behind lab 01 and its lesson, on recorded real outputs (no cluster). Module 02's: tests/unit/m02/."""
+"""Module 01's lesson, on recorded real outputs (no cluster): the restarted broker's producer-state recovery and
+the opening duplicate's sentence. Lab 01's checks: test_lab01_parts.py."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
-from types import SimpleNamespace
 
-import pytest
+from eoslab.m01_idempotence import producer_state
 
-from eoslab.demos import producer_state
-from eoslab.grading import _lab01_cases as cases
-
-DATA = Path(__file__).resolve().parents[1] / "data" / "demos"
-
-
-# -- lab 01 task 3: who leads next ------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("replicas", "isr", "killed", "leader"),
-    [
-        ([1, 3, 2], [1, 2, 3], 1, 3),  # assigned order, not id order
-        ([2, 3, 1], [1, 3, 2], 2, 3),
-        ([2, 3, 1], [1, 2], 2, 1),  # 3 is out of the ISR
-        ([4, 5, 1], [5, 4], 5, 4),  # the dead leader was not the preferred one
-        ([1, 2, 3], [1], 1, None),  # nobody eligible: no leader (unclean election is off)
-    ],
-)
-def test_elect_takes_the_first_assigned_replica_in_the_isr(replicas, isr, killed, leader):
-    assert cases.elect(replicas, isr, killed) == leader
-
-
-@pytest.mark.parametrize("seed", range(20))
-def test_every_decoy_rule_loses_on_the_drawn_cases(seed):
-    drawn = cases.leader_cases(random.Random(seed))
-    assert len(drawn) == 6
-    for name, rule in cases.DECOYS.items():
-        assert any(rule(c) != c.expected for c in drawn), name
-    for c in drawn:
-        assert c.killed in c.isr and c.expected == cases.elect(c.replicas, c.isr, c.killed)
-
-
-# -- lab 01 task 2: what a wrong duplicate group mixed up ------------------------------------------
-
-
-def _batch(offset, pid, epoch=-1, seq=-1, value="v"):
-    return SimpleNamespace(
-        base_offset=offset,
-        producer_id=pid,
-        producer_epoch=epoch,
-        base_sequence=seq,
-        last_sequence=seq,
-        records=[SimpleNamespace(key=None, value=value)],
-    )
-
-
-LOG = {
-    b.base_offset: b
-    for b in [
-        _batch(0, -1, value="x"),
-        _batch(1, -1, value="x"),  # the retry of offset 0: the one true duplicate
-        _batch(2, -1, value="y"),
-        _batch(3, 7, 0, 0, "a"),
-        _batch(4, 7, 1, 0, "t"),  # after an epoch bump
-        _batch(5, 8, 0, 0, "a"),  # a restarted application resends "a"
-        _batch(6, 7, 0, 1, "t"),
-    ]
-}
-
-
-@pytest.mark.parametrize(
-    ("group", "says"),
-    [
-        ({0, 1}, ""),
-        ({0, 2}, "records differ"),
-        ({0, 3}, "mixes batches without a producer id"),
-        ({3, 5}, "a NEW id"),
-        ({3, 4}, "epoch bump"),
-        ({3, 6}, "different sequence numbers"),
-        ({0, 99}, "not batches of this log"),
-    ],
-)
-def test_a_wrong_group_is_explained(group, says):
-    why = cases.what_it_mixes(frozenset(group), LOG)
-    assert (says in why) if says else why == ""
+DATA = Path(__file__).resolve().parents[2] / "data" / "demos"
 
 
 # -- lesson 01 step 4: the restarted broker's producer-state recovery ------------------------------
@@ -148,7 +72,7 @@ def test_the_duplicate_of_module_01_is_said_only_when_the_log_shows_it():
     """Module 01 opens on this sentence: it must hold on a run where the duplicate did not happen."""
     import pandas as pd
 
-    from eoslab.demos.idempotent import Delivery, duplicate_sentence
+    from eoslab.m01_idempotence.lesson import Delivery, duplicate_sentence
 
     frame = pd.DataFrame({"base_offset": [3, 7, 8], "value": ["other", "plain r1", "plain r1"]})
     told = Delivery("demo", 0, 8, None)

@@ -7,8 +7,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from eoslab.demos.transactions import _step
 from eoslab.faults import Trace
+from eoslab.m03_transactions import _step
 
 TOPIC = "txn-run"
 OFFSETS = ("__consumer_offsets", 13)

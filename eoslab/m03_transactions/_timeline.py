@@ -20,8 +20,8 @@ from eoslab._wait import wait_until
 if TYPE_CHECKING:
     import pandas as pd
 
-    from eoslab.demos._clients import TxnProducer
-    from eoslab.demos.transactions._lesson import TransactionLesson
+    from eoslab.demos import TxnProducer
+    from eoslab.m03_transactions._lesson import TransactionLesson
 
 LANES = ["client", "txn coordinator", "partition A", "partition B", "__consumer_offsets", "read_committed"]
 

@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING, Any
 from eoslab import inspect as ins
 from eoslab._heal import heal as heal_cluster
 from eoslab._wait import wait_until
-from eoslab.demos._clients import TXN_PRODUCER, coordinator_state
-from eoslab.demos.transactions._step import Step
+from eoslab.demos import TXN_PRODUCER, coordinator_state
 from eoslab.faults import ZombieProducer
+from eoslab.m03_transactions._step import Step
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from eoslab.demos._clients import TxnProducer
-    from eoslab.demos.transactions._lesson import TransactionLesson
+    from eoslab.demos import TxnProducer
+    from eoslab.m03_transactions._lesson import TransactionLesson
 
 ABORT_WAIT = 60.0  # a few-second transaction timeout + the coordinator's 1 s scan, with room for a busy machine
 

@@ -15,10 +15,10 @@ from typing import Any
 from eoslab import inspect as ins
 from eoslab._heal import heal
 from eoslab.cluster import Cluster
-from eoslab.demos import idempotent as demo
 from eoslab.faults import Proxy, demo_producer_config
-from eoslab.grading import _lab01_cases as cases
 from eoslab.labcheck import CheckFailed, Verdict, guarded, verdict
+from eoslab.m01_idempotence import _lab_cases as cases
+from eoslab.m01_idempotence import lesson as demo
 
 WORDS = ("apple", "birch", "cedar", "delta", "ember", "fjord", "grove", "heron", "inlet", "juniper", "kelp", "larch")
 """Record values of the duplicate scenario (each run draws its own, suffixed with the run id)."""

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from eoslab.demos._clients import UNSETTLED, coordinator_state, wait_settled
+from eoslab.demos import UNSETTLED, coordinator_state, wait_settled
 from eoslab.faults import Trace
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ TXN_APIS = ("InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "Produce"
 
 
 class LessonLike(Protocol):
-    """What a step needs of its lesson (:class:`~eoslab.demos.transactions.TransactionLesson`)."""
+    """What a step needs of its lesson (:class:`~eoslab.m03_transactions.lesson.TransactionLesson`)."""
 
     cluster: Cluster
     topic: str

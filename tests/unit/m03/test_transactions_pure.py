@@ -6,9 +6,9 @@ import random
 
 import pandas as pd
 
-import eoslab.demos.transactions as txn
+import eoslab.m03_transactions.lesson as txn
 from eoslab import inspect as ins
-from eoslab.grading._lab03 import INT_MIN, string_with_hash
+from eoslab.m03_transactions._lab_setup import INT_MIN, string_with_hash
 
 
 def test_keys_built_to_hash_to_integer_min_value():
