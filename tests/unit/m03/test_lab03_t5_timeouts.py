@@ -1,11 +1,11 @@
 """Lab 03's task 5 gives the learner's ``process_once`` a commit timeout per fault that makes each fault what the task
 says it is: a retriable commit timeout for the late EndTxn answer, an abortable error from ONE commit call for the lost
 records (a commit timed out while its records time out leaves librdkafka's commit running, and its late result can
-come back as the answer of the abort that follows: eoslab/grading/lab03.py, T5_COMMIT_TIMEOUT_S)."""
+come back as the answer of the abort that follows: eoslab/m03_transactions/lab.py, T5_COMMIT_TIMEOUT_S)."""
 
 from __future__ import annotations
 
-from eoslab.grading import lab03
+from eoslab.m03_transactions import lab as lab03
 
 
 def test_the_late_answer_outlasts_the_commit_and_the_lost_records_time_out_within_it() -> None:
